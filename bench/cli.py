@@ -1,0 +1,366 @@
+"""The `bench` command. Thin: parses flags, calls the registry, runners, store and leaderboard.
+
+Every user error is a BenchError: one line on stderr and exit code 2. Heavy modules (the store,
+the runners, numpy) are imported inside the commands that use them, so `bench list` is fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from bench.errors import BenchError
+from bench.registry import Registry
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Reproduce ICML 2025 papers: run methods on tasks, store every run, judge the papers' claims.")
+db_app = typer.Typer(no_args_is_help=True, help="Database maintenance.")
+app.add_typer(db_app, name="db")
+out = Console()
+err = Console(stderr=True)
+
+DbOption = Annotated[Optional[str], typer.Option("--db", envvar="BENCH_DB_URL",
+                     help="SQLAlchemy URL of the store (default sqlite:///bench.db).")]
+SetOption = Annotated[Optional[list[str]], typer.Option("--set", help="Override a config field: key=value (method) or task.key=value.")]
+
+
+class Kind(str, Enum):
+    methods = "methods"
+    tasks = "tasks"
+    papers = "papers"
+
+
+class ExportFormat(str, Enum):
+    csv = "csv"
+    json = "json"
+    md = "md"
+    latex = "latex"
+
+
+def _registry() -> Registry:
+    return Registry.discover()
+
+
+@app.command("list")
+def list_(kind: Annotated[Kind, typer.Argument(help="methods, tasks or papers")]) -> None:
+    """List registered methods, tasks or papers."""
+    from rich.table import Table
+
+    registry = _registry()
+    table = Table(box=None, pad_edge=False)
+    if kind is Kind.papers:
+        table.add_column("paper")
+        for slug in registry.papers():
+            table.add_row(slug)
+    else:
+        table.add_column(kind.value[:-1])
+        table.add_column("family")
+        table.add_column("summary")
+        for name in registry.names(kind.value[:-1]):
+            item = registry.listing(kind.value[:-1], name)
+            origin = "" if item.origin == "builtin" else f" [{item.origin}]"
+            table.add_row(name + origin, item.family, item.summary)
+    out.print(table)
+
+
+def _seeds(seed: Optional[int], seeds: Optional[str]) -> list[int]:
+    from runners.grid import parse_seeds
+
+    if seed is not None and seeds is not None:
+        raise BenchError("give --seed or --seeds, not both")
+    if seeds is not None:
+        return parse_seeds(seeds)
+    return [seed if seed is not None else 0]
+
+
+def _progress_runner(cells, store, registry, workers: int, timeout: Optional[float], force: bool):
+    """Run cells with a live progress bar (counts per status and ETA)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from runners.local import pending_cells, run_cells
+
+    todo, _ = pending_cells(cells, store, force)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[counts]}"))
+    with Progress(*columns, console=err, transient=False, disable=len(todo) == 0) as progress:
+        bar = progress.add_task("cells", total=len(todo), counts="")
+        counts: dict[str, int] = {}
+
+        def on_record(record) -> None:
+            counts[record.status] = counts.get(record.status, 0) + 1
+            progress.update(bar, advance=1, counts=" ".join(f"{k}={v}" for k, v in sorted(counts.items())))
+            if record.status not in ("done", "skipped"):
+                first = (record.error or "").strip().splitlines()
+                err.print(f"[red]{record.status}[/red] {record.cell.label()}: {first[-1] if first else ''}")
+
+        try:
+            return run_cells(cells, store, registry, workers=workers, timeout=timeout, force=force, on_record=on_record)
+        except KeyboardInterrupt:
+            progress.stop()
+            err.print("interrupted: every finished cell is stored; rerun the same command to resume")
+            raise typer.Exit(130) from None
+
+
+def _report_summary(summary) -> None:
+    parts = [f"{n} {status}" for status, n in sorted(summary.counts.items())]
+    if summary.already_done:
+        parts.append(f"{summary.already_done} already done (skipped; --force reruns)")
+    err.print("cells: " + (", ".join(parts) if parts else "nothing to run"))
+
+
+@app.command()
+def run(
+    method: Annotated[str, typer.Option("--method", "-m", help="Registered method name.")],
+    task: Annotated[str, typer.Option("--task", "-t", help="Registered task name.")],
+    seed: Annotated[Optional[int], typer.Option(help="One seed (default 0).")] = None,
+    seeds: Annotated[Optional[str], typer.Option(help="Several seeds: 0-9 or 0,3,5.")] = None,
+    set_: SetOption = None,
+    hardware: Annotated[str, typer.Option(help="cpu, cuda or cuda:<class>.")] = "cpu",
+    workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
+    timeout: Annotated[Optional[float], typer.Option(help="Hard limit per cell, seconds.")] = None,
+    force: Annotated[bool, typer.Option(help="Rerun cells already done.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Run one method on one task (one or more seeds) and store the runs."""
+    from bench.configs import split_overrides
+    from bench.execute import device_for
+    from bench.store import Store
+    from runners.grid import entry_from_flag, expand
+
+    registry = _registry()
+    method_raw, task_raw = split_overrides(set_ or [])
+    m = entry_from_flag(registry, "method", method, method_raw)
+    t = entry_from_flag(registry, "task", task, task_raw)
+    reason = registry.incompatibility(method, task, hardware)
+    if reason:
+        raise BenchError(f"incompatible pair: {reason}")
+    device_for(hardware)
+    grid = expand(registry, [m], [t], _seeds(seed, seeds), [hardware])
+    store = Store.open(db)
+    summary = _progress_runner(grid.cells, store, registry, workers, timeout, force)
+    _report_summary(summary)
+    _print_cells(store, registry, grid.cells)
+
+
+def _print_cells(store, registry, cells) -> None:
+    """The stored outcome of each cell: status and metrics, primary metric first."""
+    from rich.table import Table
+
+    keys = [c.run_key for c in cells]
+    rows = {r.run_key: r for r in store.runs() if r.run_key in set(keys)} if len(keys) > 50 else {
+        r.run_key: r for k in keys for r in store.runs(run_key=k)}
+    metrics = store.metrics(keys)
+    family = registry.family(registry.task(cells[0].task).family) if cells else None
+    primary = family.primary_metric if family else None
+    table = Table(box=None, pad_edge=False)
+    for col in ("method", "task", "seed", "status", "wall s"):
+        table.add_column(col)
+    names = sorted({n for m in metrics.values() for n in m}, key=lambda n: (n != primary, n))
+    for name in names:
+        table.add_column(name, justify="right")
+    for cell in cells:
+        row = rows.get(cell.run_key)
+        values = metrics.get(cell.run_key, {})
+        table.add_row(cell.method, cell.task, str(cell.seed), row.status if row else "missing",
+                      f"{row.wall_s:.2f}" if row and row.wall_s is not None else "",
+                      *(f"{values[n]:.4g}" if n in values else "" for n in names))
+    out.print(table)
+    for cell in cells:
+        values = metrics.get(cell.run_key, {})
+        if primary in values:
+            out.print(f"{cell.method} on {cell.task} (seed {cell.seed}): {primary} = {values[primary]:.6g}")
+
+
+@app.command()
+def grid(
+    method: Annotated[Optional[list[str]], typer.Option("--method", "-m", help="Method (repeatable).")] = None,
+    task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="Task (repeatable).")] = None,
+    seeds: Annotated[Optional[str], typer.Option(help="Seeds: 0-9 or 0,3,5 (default 0).")] = None,
+    hardware: Annotated[Optional[list[str]], typer.Option(help="Hardware (repeatable; default cpu).")] = None,
+    file: Annotated[Optional[Path], typer.Option("--file", "-f", help="YAML grid file.")] = None,
+    set_: SetOption = None,
+    runner: Annotated[str, typer.Option(help="local (ray: see the cluster docs).")] = "local",
+    workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
+    timeout: Annotated[Optional[float], typer.Option(help="Hard limit per cell, seconds.")] = None,
+    force: Annotated[bool, typer.Option(help="Rerun cells already done.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Run methods x tasks x seeds x hardware; resumes: cells already done are skipped."""
+    from bench.configs import split_overrides
+    from bench.store import Store
+    from runners.grid import entry_from_flag, expand, load_grid_file, parse_seeds
+
+    if runner != "local":
+        raise BenchError(f"unknown runner {runner!r}; allowed: local")
+    registry = _registry()
+    if file is not None:
+        if method or task:
+            raise BenchError("give a grid --file or --method/--task flags, not both")
+        spec = load_grid_file(file)
+        if seeds is not None:
+            spec["seeds"] = parse_seeds(seeds)
+        if hardware:
+            spec["hardware"] = hardware
+        for kind in ("method", "task"):
+            for entry in spec[kind + "s"]:
+                registry.listing(kind, entry.name)
+    else:
+        if not method or not task:
+            raise BenchError("a grid needs at least one --method and one --task (or --file grid.yaml)")
+        method_raw, task_raw = split_overrides(set_ or [])
+        spec = {
+            "methods": [entry_from_flag(registry, "method", m, method_raw) for m in method],
+            "tasks": [entry_from_flag(registry, "task", t, task_raw) for t in task],
+            "seeds": parse_seeds(seeds) if seeds is not None else [0],
+            "hardware": hardware or ["cpu"],
+        }
+    built = expand(registry, spec["methods"], spec["tasks"], spec["seeds"], spec["hardware"])
+    for m, t, hw, reason in built.incompatible:
+        err.print(f"[yellow]incompatible[/yellow] {m} x {t} [{hw}]: {reason}")
+    if not built.cells:
+        raise BenchError("the grid has no compatible (method, task, hardware) cell")
+    store = Store.open(db)
+    summary = _progress_runner(built.cells, store, registry, workers, timeout, force)
+    _report_summary(summary)
+
+
+@app.command()
+def status(db: DbOption = None) -> None:
+    """Counts of stored runs per task, method and status, and the latest failures."""
+    from leaderboard.queries import status_counts
+    from bench.store import Store
+    from rich.table import Table
+
+    store = Store.open(db, create=False)
+    rows, failures = status_counts(store)
+    table = Table(box=None, pad_edge=False)
+    for col in ("task", "method", "status", "runs"):
+        table.add_column(col)
+    for row in rows:
+        table.add_row(row.task, row.method, row.status, str(row.n))
+    out.print(table if rows else "no runs stored yet")
+    for run in failures:
+        last = (run.error or "").strip().splitlines()
+        out.print(f"[red]{run.status}[/red] {run.method} x {run.task} seed={run.seed}: {last[-1] if last else ''}")
+
+
+@app.command()
+def show(task: Annotated[Optional[str], typer.Option(help="Only this task.")] = None, db: DbOption = None) -> None:
+    """Per task: methods ranked by the primary metric, with mean, std and 95% CI over seeds."""
+    from leaderboard.queries import leaderboard_rows
+    from bench.store import Store
+    from rich.table import Table
+
+    registry = _registry()
+    if task is not None:
+        registry.listing("task", task)
+    store = Store.open(db, create=False)
+    groups = leaderboard_rows(store, registry, task=task)
+    if not groups:
+        out.print("no finished runs to show")
+    for (task_name, metric), rows in groups.items():
+        table = Table(title=f"{task_name}  ({metric}, {'higher' if rows[0].higher_is_better else 'lower'} is better)",
+                      box=None, pad_edge=False, title_justify="left")
+        for col in ("rank", "method", "config", "n", "mean", "std", "95% CI", "hardware"):
+            table.add_column(col)
+        for i, row in enumerate(rows, 1):
+            table.add_row(str(i), row.method, row.config_label, str(row.n), f"{row.mean:.4g}", f"{row.std:.2g}",
+                          f"[{row.ci_low:.4g}, {row.ci_high:.4g}]", row.hardware)
+        out.print(table)
+
+
+@app.command()
+def export(
+    format: Annotated[ExportFormat, typer.Option("--format", help="csv, json, md or latex.")] = ExportFormat.csv,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="File (default: stdout).")] = None,
+    task: Annotated[Optional[str], typer.Option(help="Only this task.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Export the leaderboard (per task and method: mean, std, CI over seeds)."""
+    from leaderboard.export import render
+    from bench.store import Store
+
+    registry = _registry()
+    if task is not None:
+        registry.listing("task", task)
+    text = render(Store.open(db, create=False), registry, format.value, task=task)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text)
+        err.print(f"wrote {output}")
+
+
+@app.command()
+def claims(paper: Annotated[Optional[str], typer.Option(help="Only this paper.")] = None, db: DbOption = None) -> None:
+    """Each claim of a paper: the paper's value, ours, and the verdict."""
+    from bench.store import Store
+    from leaderboard.claims import evaluate_paper, load_paper
+
+    registry = _registry()
+    slugs = [paper] if paper else registry.papers()
+    store = Store.open(db, create=False)
+    for slug in slugs:
+        _print_verdicts(load_paper(registry, slug), evaluate_paper(load_paper(registry, slug), store, registry))
+
+
+def _print_verdicts(paper, verdicts) -> None:
+    from rich.table import Table
+
+    colors = {"reproduced": "green", "not reproduced": "red", "partially": "yellow"}
+    table = Table(title=f"{paper.slug}: {paper.title}", box=None, pad_edge=False, title_justify="left")
+    for col in ("claim", "kind", "scale", "paper", "ours", "verdict", "why"):
+        table.add_column(col, overflow="fold")
+    for v in verdicts:
+        color = colors.get(v.verdict, "dim")
+        table.add_row(v.claim.id, v.claim.kind, v.claim.scale, v.paper_text, v.ours_text,
+                      f"[{color}]{v.verdict}[/{color}]", v.detail)
+    out.print(table)
+
+
+@app.command()
+def reproduce(
+    paper: Annotated[str, typer.Argument(help="Paper slug (bench list papers).")],
+    seeds: Annotated[Optional[int], typer.Option(help="Seeds per cell (default: each claim's own).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="List the cells, run nothing.")] = False,
+    workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
+    timeout: Annotated[Optional[float], typer.Option(help="Hard limit per cell, seconds.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Run every cell a paper's claims need (resuming), then print the verdicts."""
+    from bench.store import Store
+    from leaderboard.claims import evaluate_paper, load_paper, paper_cells
+
+    registry = _registry()
+    spec = load_paper(registry, paper)
+    cells = paper_cells(spec, registry, seeds=seeds)
+    if dry_run:
+        for cell in cells:
+            out.print(f"{cell.run_key[:12]}  {cell.label()}  task_config={dict(cell.task_config)}")
+        out.print(f"{len(cells)} cells")
+        return
+    store = Store.open(db)
+    _report_summary(_progress_runner(cells, store, registry, workers, timeout, force=False))
+    _print_verdicts(spec, evaluate_paper(spec, store, registry, seeds=seeds))
+
+
+@db_app.command("upgrade")
+def db_upgrade(db: DbOption = None) -> None:
+    """Create or migrate the store's schema to the newest revision (Alembic)."""
+    from bench.store import make_engine, resolve_url, upgrade
+
+    engine = make_engine(resolve_url(db))
+    out.print(f"{engine.url.render_as_string(hide_password=True)}: schema at {upgrade(engine)}")
+
+
+def main() -> None:
+    try:
+        app()  # click handles usage errors (exit 2) and --help itself
+    except BenchError as exc:
+        err.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
+        sys.exit(2)

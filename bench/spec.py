@@ -1,0 +1,117 @@
+"""Cell (one run), Metric, Resources, and the run_key that identifies a cell in the store."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+HARDWARE_KINDS = ("cpu", "cuda")  # plus named GPU classes such as "cuda:a100"
+
+
+@dataclass(frozen=True)
+class Metric:
+    """How a family's score is read: direction, unit, and whether it ranks methods."""
+
+    higher_is_better: bool
+    unit: str = ""
+    primary: bool = False
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What one run of a method needs from the machine (used by the Ray runner)."""
+
+    cpus: float = 1.0
+    gpus: float = 0.0
+    memory_gb: float = 1.0
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no whitespace; the same value always gives the same text."""
+    return json.dumps(_plain(value), sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"non-finite number {value!r} cannot be part of a cell")
+        return value
+    if hasattr(value, "item") and callable(value.item):  # numpy scalar
+        return _plain(value.item())
+    return value
+
+
+def validate_hardware(hardware: str) -> str:
+    kind = hardware.split(":", 1)[0]
+    if kind not in HARDWARE_KINDS or hardware.endswith(":"):
+        raise ValueError(f"hardware {hardware!r}: allowed are cpu, cuda, or cuda:<gpu class> such as cuda:a100")
+    return hardware
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run: method + its full config + task + its full config + seed + hardware.
+
+    Configs are the complete dicts (defaults with overrides applied), so two spellings of
+    the same run give the same run_key.
+    """
+
+    method: str
+    task: str
+    seed: int
+    method_config: Mapping[str, Any] = field(default_factory=dict)
+    task_config: Mapping[str, Any] = field(default_factory=dict)
+    hardware: str = "cpu"
+
+    def canonical(self) -> str:
+        return canonical_json(
+            {
+                "method": self.method,
+                "method_config": self.method_config,
+                "task": self.task,
+                "task_config": self.task_config,
+                "seed": int(self.seed),
+                "hardware": self.hardware,
+            }
+        )
+
+    @property
+    def run_key(self) -> str:
+        return run_key(self)
+
+    def __hash__(self) -> int:
+        return hash(self.canonical())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Cell) and self.canonical() == other.canonical()
+
+    def label(self) -> str:
+        return f"{self.method} x {self.task} seed={self.seed} [{self.hardware}]"
+
+
+def run_key(cell: Cell) -> str:
+    """sha256 of the cell's canonical JSON. The code version is stored beside it, not in it."""
+    return hashlib.sha256(cell.canonical().encode()).hexdigest()
+
+
+@dataclass
+class RunRecord:
+    """What a runner hands back to the driver for one cell; the driver stores it."""
+
+    cell: Cell
+    status: str  # done | failed | timeout | skipped | infeasible
+    task_version: int = 0
+    metrics: dict[str, float] = field(default_factory=dict)
+    curves: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
+    error: str | None = None
+    started_at: float | None = None  # unix time
+    wall_s: float | None = None
+    peak_mem_mb: float | None = None

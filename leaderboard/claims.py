@@ -1,0 +1,285 @@
+"""A paper's claims (leaderboard/papers/<slug>.yaml) joined with stored runs -> a verdict each.
+
+Claim kinds:
+  value     one cell group; our mean against the paper's number, within `tolerance`
+            (relative: {rtol: 0.05}, absolute: {atol: 0.1}, or within a factor: {factor: 2}).
+  bound     every cell group's mean satisfies expect {max: x} and/or {min: x}.
+  ordering  the cell groups' means are ordered as expect {order: increasing|decreasing}
+            (allowing a relative `slack`); with per-group paper values that are off, "partially".
+  rate      a log-log slope within expect {slope: s, tolerance: d}: of a curve over a step range
+            (`curve`, `x_range`), or of the metric across cell groups against `x_metric`.
+Verdicts: reproduced, not reproduced, partially, not run, insufficient seeds. Each states the
+scale it was measured at (paper-scale | cpu-full | cpu-reduced) and, in words, how our setting
+differs from the paper's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import yaml
+
+from bench.errors import BenchError
+from bench.registry import Registry
+from bench.spec import Cell
+from bench.store import Store
+from runners.grid import Entry, make_cell
+
+KINDS = ("value", "bound", "ordering", "rate")
+SCALES = ("paper-scale", "cpu-full", "cpu-reduced")
+FIDELITIES = ("faithful", "reconstructed", "approximate")
+
+
+@dataclass(frozen=True)
+class CellGroup:
+    """One method x task setting of a claim, run over seeds 0..n-1."""
+
+    method: str
+    task: str
+    method_config: dict[str, Any] = field(default_factory=dict)
+    task_config: dict[str, Any] = field(default_factory=dict)
+    paper_value: float | None = None
+
+    def label(self) -> str:
+        cfg = {**self.method_config, **{f"task.{k}": v for k, v in self.task_config.items()}}
+        return self.method + (f"({', '.join(f'{k}={v}' for k, v in cfg.items())})" if cfg else "")
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    statement: str
+    kind: str
+    metric: str
+    groups: tuple[CellGroup, ...]
+    expect: dict[str, Any]
+    seeds: int
+    scale: str
+    source: str = ""
+    paper_value: float | None = None
+    approximate: bool = False
+    differences: str = ""
+    curve: str | None = None
+    x_range: tuple[float, float] | None = None
+    x_metric: str | None = None
+
+
+@dataclass(frozen=True)
+class Paper:
+    slug: str
+    title: str
+    authors: list[str]
+    venue: str
+    arxiv: str | None
+    code: str | None
+    methods: dict[str, dict[str, str]]
+    claims: list[Claim]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    claim: Claim
+    verdict: str
+    ours: list[float]
+    ours_text: str
+    paper_text: str
+    detail: str
+    seeds_found: int
+
+
+def _group(raw: dict, claim_id: str) -> CellGroup:
+    allowed = {"method", "task", "method_config", "task_config", "paper_value"}
+    if not isinstance(raw, dict) or not {"method", "task"} <= set(raw) or set(raw) - allowed:
+        raise BenchError(f"claim {claim_id!r}: each cell needs method and task (allowed keys: {', '.join(sorted(allowed))})")
+    return CellGroup(raw["method"], raw["task"], dict(raw.get("method_config") or {}),
+                     dict(raw.get("task_config") or {}), raw.get("paper_value"))
+
+
+def _claim(raw: dict, defaults: dict) -> Claim:
+    cid = raw.get("id", "?")
+    merged = {**defaults, **raw}
+    kind = merged.get("kind")
+    if kind not in KINDS:
+        raise BenchError(f"claim {cid!r}: kind {kind!r} unknown; allowed: {', '.join(KINDS)}")
+    if merged.get("scale") not in SCALES:
+        raise BenchError(f"claim {cid!r}: scale {merged.get('scale')!r} unknown; allowed: {', '.join(SCALES)}")
+    cells = merged.get("cells")
+    cells = [cells] if isinstance(cells, dict) else cells
+    if not cells:
+        raise BenchError(f"claim {cid!r}: needs cells")
+    x_range = merged.get("x_range")
+    return Claim(
+        id=cid, statement=merged.get("statement", ""), kind=kind, metric=merged.get("metric", ""),
+        groups=tuple(_group(c, cid) for c in cells), expect=dict(merged.get("expect") or {}),
+        seeds=int(merged.get("seeds", 1)), scale=merged["scale"], source=merged.get("source", ""),
+        paper_value=merged.get("paper_value"), approximate=bool(merged.get("approximate", False)),
+        differences=merged.get("differences", ""), curve=merged.get("curve"),
+        x_range=tuple(float(x) for x in x_range) if x_range else None, x_metric=merged.get("x_metric"),
+    )
+
+
+def load_paper(registry: Registry, slug: str) -> Paper:
+    """Read and validate a claims file against the registry (names, metrics, config keys)."""
+    path = registry.paper_path(slug)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise BenchError(f"{path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    methods = data.get("methods") or {}
+    for name, info in methods.items():
+        registry.listing("method", name)
+        if (info or {}).get("fidelity") not in FIDELITIES:
+            raise BenchError(f"{path}: method {name} needs fidelity, one of {', '.join(FIDELITIES)}")
+    paper = Paper(slug, data.get("title", slug), list(data.get("authors") or []), data.get("venue", ""),
+                  data.get("arxiv"), data.get("code"), methods,
+                  [_claim(c, data.get("defaults") or {}) for c in data.get("claims") or []])
+    for claim in paper.claims:
+        _validate(claim, registry, path)
+    return paper
+
+
+def _validate(claim: Claim, registry: Registry, path) -> None:
+    for group in claim.groups:
+        registry.listing("method", group.method)
+        family = registry.family(registry.listing("task", group.task).family)
+        reason = registry.incompatibility(group.method, group.task)
+        if reason:
+            raise BenchError(f"{path}: claim {claim.id!r}: {reason}")
+        for metric in filter(None, (claim.metric, claim.x_metric)):
+            if metric not in family.metrics:
+                raise BenchError(f"{path}: claim {claim.id!r}: unknown metric {metric!r}; allowed: {', '.join(family.metrics)}")
+        _cells(group, registry, 1)  # type-checks the configs
+
+
+def _cells(group: CellGroup, registry: Registry, seeds: int) -> list[Cell]:
+    return [make_cell(registry, Entry(group.method, group.method_config), Entry(group.task, group.task_config), s)
+            for s in range(seeds)]
+
+
+def paper_cells(paper: Paper, registry: Registry, seeds: int | None = None) -> list[Cell]:
+    """Every cell the paper's claims need (unique, in claim order)."""
+    cells = [c for claim in paper.claims for g in claim.groups for c in _cells(g, registry, seeds or claim.seeds)]
+    return list(dict.fromkeys(cells))
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.3g}"
+
+
+class _Judge:
+    """Evaluates one claim against the store."""
+
+    def __init__(self, claim: Claim, store: Store, registry: Registry, seeds: int):
+        self.claim, self.store, self.registry, self.seeds = claim, store, registry, seeds
+        self.group_keys = [[c.run_key for c in _cells(g, registry, seeds)] for g in claim.groups]
+        done = store.done_keys(k for keys in self.group_keys for k in keys)
+        self.done_keys = [[k for k in keys if k in done] for keys in self.group_keys]
+        self.metrics = store.metrics(k for keys in self.done_keys for k in keys)
+
+    def group_means(self, metric: str) -> list[float]:
+        means = []
+        for keys in self.done_keys:
+            values = [self.metrics[k][metric] for k in keys if metric in self.metrics.get(k, {})]
+            means.append(float(np.mean(values)) if values else float("nan"))
+        return means
+
+    def verdict(self) -> Verdict:
+        c = self.claim
+        found = min(len(keys) for keys in self.done_keys)
+        if found == 0:
+            return self._make("not run", [], "", f"no finished runs yet; `bench reproduce` runs the {self.seeds} seed(s) per cell")
+        if found < self.seeds:
+            return self._make("insufficient seeds", [], "", f"{found} of {self.seeds} seeds finished per cell")
+        return getattr(self, f"_{c.kind}")()
+
+    def _make(self, verdict: str, ours: list[float], ours_text: str, detail: str, paper_text: str | None = None) -> Verdict:
+        c = self.claim
+        if paper_text is None:
+            paper_text = _paper_text(c)
+        scale = f"measured at {c.scale}, {self.seeds} seed(s)"
+        extra = "; ".join(filter(None, [detail, scale, c.differences]))
+        found = min((len(keys) for keys in self.done_keys), default=0)
+        return Verdict(c, verdict, ours, ours_text, paper_text, extra, found)
+
+    def _value(self) -> Verdict:
+        (ours,) = self.group_means(self.claim.metric)[:1]
+        target, tol = self.claim.paper_value, self.claim.expect
+        ok = _within(ours, target, tol)
+        note = "paper value read off a plot (approximate)" if self.claim.approximate else ""
+        return self._make("reproduced" if ok else "not reproduced", [ours], _fmt(ours),
+                          "; ".join(filter(None, [f"tolerance {tol}", note])))
+
+    def _bound(self) -> Verdict:
+        means = self.group_means(self.claim.metric)
+        lo, hi = self.claim.expect.get("min"), self.claim.expect.get("max")
+        ok = all((lo is None or m >= lo) and (hi is None or m <= hi) for m in means)
+        text = ", ".join(f"{g.label()}: {_fmt(m)}" for g, m in zip(self.claim.groups, means))
+        return self._make("reproduced" if ok else "not reproduced", means, text, "")
+
+    def _ordering(self) -> Verdict:
+        means = self.group_means(self.claim.metric)
+        order, slack = self.claim.expect.get("order", "increasing"), float(self.claim.expect.get("slack", 0.0))
+        pairs = list(zip(means, means[1:]))
+        if order == "increasing":
+            holds = all(b >= a * (1 - slack) if a >= 0 else b >= a - abs(a) * slack for a, b in pairs)
+        else:
+            holds = all(b <= a * (1 + slack) if a >= 0 else b <= a + abs(a) * slack for a, b in pairs)
+        text = " , ".join(f"{g.label()}: {_fmt(m)}" for g, m in zip(self.claim.groups, means))
+        paper_values = [g.paper_value for g in self.claim.groups]
+        if holds and all(v is not None for v in paper_values):
+            tol = self.claim.expect.get("tolerance", {"factor": 2})
+            if not all(_within(m, v, tol) for m, v in zip(means, paper_values)):
+                return self._make("partially", means, text, f"ordering holds; values differ beyond {tol}")
+        return self._make("reproduced" if holds else "not reproduced", means, text,
+                          f"{order}" + (f" with {slack:.0%} slack" if slack else ""))
+
+    def _rate(self) -> Verdict:
+        c = self.claim
+        if c.curve:
+            x, y = self._mean_curve()
+        else:
+            x, y = np.array(self.group_means(c.x_metric)), np.array(self.group_means(c.metric))
+        ok_points = (x > 0) & (y > 0)
+        if ok_points.sum() < 2:
+            return self._make("not reproduced", [], "n/a", "fewer than two positive points to fit a slope")
+        slope = float(np.polyfit(np.log(x[ok_points]), np.log(y[ok_points]), 1)[0])
+        target, tol = float(c.expect["slope"]), float(c.expect.get("tolerance", 0.1))
+        ok = abs(slope - target) <= tol
+        what = f"log-log slope of {c.curve} over steps {c.x_range}" if c.curve else f"log {c.metric} vs log {c.x_metric}"
+        return self._make("reproduced" if ok else "not reproduced", [slope], f"slope {slope:.3f}",
+                          f"{what}; expected {target:g} ± {tol:g}")
+
+    def _mean_curve(self) -> tuple[np.ndarray, np.ndarray]:
+        """The seed-averaged curve of the first group, restricted to x_range."""
+        curves = [dict(self.store.curve(k, self.claim.curve)) for k in self.done_keys[0]]
+        steps = sorted(set.intersection(*(set(cv) for cv in curves))) if curves else []
+        lo, hi = self.claim.x_range or (float("-inf"), float("inf"))
+        steps = [s for s in steps if lo <= s <= hi]
+        return np.array(steps, dtype=float), np.array([np.mean([cv[s] for cv in curves]) for s in steps])
+
+
+def _within(ours: float, target: float | None, tol: dict) -> bool:
+    if target is None or not np.isfinite(ours):
+        return False
+    if "factor" in tol:
+        return target > 0 and ours > 0 and max(ours / target, target / ours) <= float(tol["factor"])
+    if "rtol" in tol:
+        return abs(ours - target) <= float(tol["rtol"]) * abs(target)
+    return abs(ours - target) <= float(tol.get("atol", 0.0))
+
+
+def _paper_text(c: Claim) -> str:
+    if c.kind == "value":
+        return f"{c.paper_value:g}" + (" (approx.)" if c.approximate else "")
+    if c.kind == "rate":
+        return f"slope {c.expect.get('slope')}"
+    if c.kind == "bound":
+        parts = [f"≥ {c.expect['min']:g}" if "min" in c.expect else "", f"≤ {c.expect['max']:g}" if "max" in c.expect else ""]
+        return " and ".join(filter(None, parts))
+    return f"{c.expect.get('order', 'increasing')} in listed order"
+
+
+def evaluate_paper(paper: Paper, store: Store, registry: Registry, seeds: int | None = None) -> list[Verdict]:
+    return [_Judge(claim, store, registry, seeds or claim.seeds).verdict() for claim in paper.claims]

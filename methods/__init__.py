@@ -1,0 +1,1 @@
+"""Registered methods, one file each: methods/<family>/<method>.py."""

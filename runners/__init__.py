@@ -1,0 +1,1 @@
+"""Grid expansion and the runners that execute cells (local processes, Ray)."""

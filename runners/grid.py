@@ -1,0 +1,134 @@
+"""Expand a grid (methods x tasks x seeds x hardware, from flags or YAML) into cells.
+
+Incompatible (method, task, hardware) combinations are dropped with the reason, not run.
+A grid file looks like:
+
+    methods: [dicesgd, {name: pcsgd, config: {c: 0.5}}]
+    tasks: [performative, {name: performative, config: {beta: 0.05}}]
+    seeds: 0-9            # or a list, or one integer
+    hardware: [cpu]
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from bench.configs import build_config, config_dict, parse_overrides
+from bench.errors import BenchError
+from bench.registry import Registry
+from bench.spec import Cell, validate_hardware
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A method or task name with config overrides (typed values)."""
+
+    name: str
+    config: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Grid:
+    cells: list[Cell]
+    incompatible: list[tuple[str, str, str, str]]  # (method, task, hardware, reason)
+
+
+def parse_seeds(text: str | int | list) -> list[int]:
+    """'0-9' -> 0..9, '0,3,5' -> [0, 3, 5], 7 -> [7]."""
+    if isinstance(text, int) and not isinstance(text, bool) and text >= 0:
+        return [text]
+    if isinstance(text, list):
+        return [s for part in text for s in parse_seeds(part)]
+    seeds: list[int] = []
+    try:
+        for part in str(text).split(","):
+            part = part.strip()
+            if "-" in part:
+                lo, hi = (int(x) for x in part.split("-", 1))
+                if hi < lo:
+                    raise ValueError
+                seeds.extend(range(lo, hi + 1))
+            else:
+                seeds.append(int(part))
+        if any(s < 0 for s in seeds):
+            raise ValueError
+    except ValueError:
+        raise BenchError(f"bad seeds {text!r}: use a non-negative integer, a range such as 0-9, or a list such as 0,3,5") from None
+    return sorted(set(seeds))
+
+
+def make_cell(registry: Registry, method: Entry, task: Entry, seed: int, hardware: str = "cpu") -> Cell:
+    """A cell with the full configs (the paper's defaults with the overrides applied)."""
+    m, t = registry.method(method.name), registry.task(task.name)
+    try:
+        validate_hardware(hardware)
+    except ValueError as exc:
+        raise BenchError(str(exc)) from None
+    method_config = config_dict(build_config(m.Config, method.config, m.name))
+    task_config = config_dict(build_config(t.Config, task.config, t.name))
+    return Cell(m.name, t.name, int(seed), method_config, task_config, hardware)
+
+
+def expand(registry: Registry, methods: list[Entry], tasks: list[Entry], seeds: list[int],
+           hardware: list[str]) -> Grid:
+    cells, incompatible = [], []
+    for m, t, hw in itertools.product(methods, tasks, hardware):
+        reason = registry.incompatibility(m.name, t.name, hw)
+        if reason:
+            incompatible.append((m.name, t.name, hw, reason))
+            continue
+        cells.extend(make_cell(registry, m, t, seed, hw) for seed in seeds)
+    unique = list(dict.fromkeys(cells))  # same run_key twice is one cell
+    return Grid(unique, incompatible)
+
+
+def entry_from_flag(registry: Registry, kind: str, name: str, raw_overrides: Mapping[str, str]) -> Entry:
+    """An Entry from a CLI name and raw `--set` text (typed against the Config)."""
+    config_cls = (registry.method(name) if kind == "method" else registry.task(name)).Config
+    return Entry(name, parse_overrides(config_cls, raw_overrides, name))
+
+
+def _entries(items: Any, key: str) -> list[Entry]:
+    if isinstance(items, (str, dict)):
+        items = [items]
+    if not isinstance(items, list) or not items:
+        raise BenchError(f"grid file: '{key}' must be a name or a list of names / {{name, config}} entries")
+    entries = []
+    for item in items:
+        if isinstance(item, str):
+            entries.append(Entry(item))
+        elif isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("config", {}), dict):
+            unknown = set(item) - {"name", "config"}
+            if unknown:
+                raise BenchError(f"grid file: {key} entry {item['name']!r} has unknown fields {sorted(unknown)}; allowed: name, config")
+            entries.append(Entry(item["name"], item.get("config", {})))
+        else:
+            raise BenchError(f"grid file: bad {key} entry {item!r}; use a name or {{name: ..., config: {{...}}}}")
+    return entries
+
+
+def load_grid_file(path: Path) -> dict[str, Any]:
+    """methods, tasks, seeds, hardware from a YAML grid file (validated shapes, names unchecked)."""
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except OSError as exc:
+        raise BenchError(f"cannot read grid file {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise BenchError(f"grid file {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise BenchError(f"grid file {path}: expected a mapping with methods, tasks, seeds, hardware")
+    unknown = set(data) - {"methods", "tasks", "seeds", "hardware"}
+    if unknown:
+        raise BenchError(f"grid file {path}: unknown keys {sorted(unknown)}; allowed: methods, tasks, seeds, hardware")
+    hardware = data.get("hardware", ["cpu"])
+    return {
+        "methods": _entries(data.get("methods"), "methods"),
+        "tasks": _entries(data.get("tasks"), "tasks"),
+        "seeds": parse_seeds(data.get("seeds", 0)),
+        "hardware": [hardware] if isinstance(hardware, str) else list(hardware),
+    }

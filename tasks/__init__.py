@@ -1,0 +1,1 @@
+"""Problem families (contracts) and their registered tasks: tasks/<family>/<task>.py."""

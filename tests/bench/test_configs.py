@@ -1,0 +1,52 @@
+from dataclasses import dataclass
+
+import pytest
+
+from bench.configs import build_config, config_dict, parse_overrides, split_overrides
+from bench.errors import BenchError
+
+
+@dataclass(frozen=True)
+class Config:
+    T: int = 100
+    c: float = 1.0
+    epsilon: float | None = None
+    name: str = "x"
+    flag: bool = False
+    betas: tuple[float, ...] = (0.01, 0.05)
+
+
+def test_overrides_are_typed_by_the_dataclass():
+    values = parse_overrides(Config, {"T": "2000", "c": "1e-3", "epsilon": "0.5", "flag": "true",
+                                      "betas": "0.1,0.2", "name": "007"}, "m")
+    assert values == {"T": 2000, "c": 1e-3, "epsilon": 0.5, "flag": True, "betas": (0.1, 0.2), "name": "007"}
+    assert parse_overrides(Config, {"epsilon": "none", "c": "3"}, "m") == {"epsilon": None, "c": 3.0}
+    assert isinstance(parse_overrides(Config, {"c": "3"}, "m")["c"], float)
+
+
+@pytest.mark.parametrize("key,text", [("T", "1.5"), ("T", "abc"), ("flag", "2"), ("c", "true"), ("betas", "a,b")])
+def test_wrong_type_is_a_bench_error(key, text):
+    with pytest.raises(BenchError, match=f"m.{key}="):
+        parse_overrides(Config, {key: text}, "m")
+
+
+def test_unknown_key_lists_the_valid_keys():
+    with pytest.raises(BenchError) as info:
+        parse_overrides(Config, {"cc": "1"}, "pcsgd")
+    message = str(info.value)
+    assert "'cc'" in message and "pcsgd" in message and "T: int" in message and "epsilon: float | none" in message
+    assert "\n" not in message
+
+
+def test_split_task_and_method_overrides():
+    assert split_overrides(["c=1", "task.beta=0.05", "method.T=5"]) == ({"c": "1", "T": "5"}, {"beta": "0.05"})
+    with pytest.raises(BenchError, match="key=value"):
+        split_overrides(["beta"])
+
+
+def test_build_and_dump_round_trip():
+    config = build_config(Config, {"T": 5, "betas": [0.3]}, "m")
+    assert config == Config(T=5, betas=(0.3,))
+    assert config_dict(config) == {"T": 5, "c": 1.0, "epsilon": None, "name": "x", "flag": False, "betas": [0.3]}
+    with pytest.raises(BenchError, match="expected int"):
+        build_config(Config, {"T": "5"}, "m")

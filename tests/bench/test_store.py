@@ -1,0 +1,107 @@
+import sqlite3
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from bench.errors import BenchError
+from bench.spec import Cell, RunRecord
+from bench.store import SCHEMA_HEAD, Store, schema_state, upgrade
+
+
+def _record(seed=0, status="done", value=1.0):
+    cell = Cell("m", "t", seed, {"c": 1.0}, {"beta": 0.01})
+    return RunRecord(cell, status, task_version=1, metrics={"final_gap": value, "other": 2.0},
+                     curves={"gap": [(1, 3.0), (10, 2.0)]}, error=None if status == "done" else "boom",
+                     started_at=1.7e9, wall_s=0.5, peak_mem_mb=100.0)
+
+
+def test_schema_head_matches_the_alembic_scripts():
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    from bench.store import MIGRATIONS
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    assert ScriptDirectory.from_config(config).get_current_head() == SCHEMA_HEAD
+
+
+def test_new_database_gets_the_migrated_schema_in_wal_mode(tmp_path):
+    path = tmp_path / "new.db"
+    store = Store.open(f"sqlite:///{path}")
+    assert schema_state(store.engine) == "current"
+    with store.engine.connect() as connection:
+        assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+        assert connection.execute(text("PRAGMA busy_timeout")).scalar() == 30000
+
+
+def test_save_is_an_upsert_by_run_key(store):
+    store.save(_record(status="failed"), runner="local")
+    assert store.done_keys([_record().cell.run_key]) == set()
+    store.save(_record(value=0.25), runner="local")
+    rows = store.runs()
+    assert len(rows) == 1 and rows[0].status == "done" and rows[0].error is None
+    assert store.metrics([rows[0].run_key]) == {rows[0].run_key: {"final_gap": 0.25, "other": 2.0}}
+    assert store.curve(rows[0].run_key, "gap") == [(1, 3.0), (10, 2.0)]
+    assert store.done_keys([rows[0].run_key, "x" * 64]) == {rows[0].run_key}
+
+
+def test_environment_is_recorded_once(store):
+    store.save(_record(seed=0), runner="local")
+    store.save(_record(seed=1), runner="local")
+    with store.engine.connect() as connection:
+        envs = connection.execute(text("SELECT python, packages, host FROM environments")).all()
+        run_envs = connection.execute(text("SELECT DISTINCT environment_id, code_version FROM runs")).all()
+    assert len(envs) == 1 and envs[0].python.startswith("3.")
+    assert len(run_envs) == 1 and run_envs[0].code_version.startswith("0.1.0")
+
+
+def test_non_sqlite_file_is_refused_untouched(tmp_path):
+    path = tmp_path / "notes.db"
+    path.write_bytes(b"these are my notes, not a database\n" * 10)
+    before = path.read_bytes()
+    with pytest.raises(BenchError, match="is not a SQLite database"):
+        Store.open(f"sqlite:///{path}")
+    assert path.read_bytes() == before
+
+
+def test_corrupt_sqlite_file_is_refused(tmp_path):
+    path = tmp_path / "corrupt.db"
+    path.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)
+    with pytest.raises(BenchError, match="not a readable database|cannot open database"):
+        Store.open(f"sqlite:///{path}")
+
+
+def test_foreign_sqlite_database_is_refused_and_kept(tmp_path):
+    path = tmp_path / "foreign.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE customers (id INTEGER, name TEXT)")
+        connection.execute("INSERT INTO customers VALUES (1, 'ada')")
+    with pytest.raises(BenchError, match="not a bench database"):
+        Store.open(f"sqlite:///{path}")
+    with pytest.raises(BenchError, match="not a bench store"):
+        upgrade(create_engine(f"sqlite:///{path}"))
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("SELECT name FROM sqlite_master").fetchall() == [("customers",)]
+        assert connection.execute("SELECT * FROM customers").fetchall() == [(1, "ada")]
+
+
+def test_old_schema_asks_for_upgrade_and_upgrade_keeps_runs(tmp_path):
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    store = Store.open(url)
+    store.save(_record(), runner="local")
+    with store.engine.begin() as connection:
+        connection.execute(text("UPDATE alembic_version SET version_num = '0000_older'"))
+    with pytest.raises(BenchError, match="bench db upgrade"):
+        Store.open(url)
+    with store.engine.begin() as connection:  # what `bench db upgrade` finds at head is left alone
+        connection.execute(text(f"UPDATE alembic_version SET version_num = '{SCHEMA_HEAD}'"))
+    assert upgrade(store.engine) == SCHEMA_HEAD
+    assert Store.open(url).count() == 1
+
+
+def test_bad_urls_are_one_line_errors(tmp_path):
+    with pytest.raises(BenchError, match="bad database URL"):
+        Store.open("not a url")
+    with pytest.raises(BenchError, match="does not exist"):
+        Store.open(f"sqlite:///{tmp_path}/missing/dir/bench.db")

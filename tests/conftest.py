@@ -1,0 +1,30 @@
+"""Shared fixtures: a toy registry (tests/fixtures/bench_toy) and fresh SQLite stores."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.registry import Listing, Registry
+from bench.store import Store
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TOY_METHODS = ("toy_noisy", "toy_raise", "toy_sleep", "toy_crash", "toy_gpu")
+
+
+@pytest.fixture(scope="session")
+def toy_registry() -> Registry:
+    sys.path.insert(0, str(FIXTURES))
+    listings = [Listing("task", "toy_target", "toy", "bench_toy.toy_target", "", "test")]
+    listings += [Listing("method", name, "toy", f"bench_toy.{name}", "", "test") for name in TOY_METHODS]
+    return Registry(listings)
+
+
+@pytest.fixture(scope="session")
+def registry() -> Registry:
+    return Registry.discover()
+
+
+@pytest.fixture
+def store(tmp_path) -> Store:
+    return Store.open(f"sqlite:///{tmp_path / 'bench.db'}")

@@ -1,0 +1,43 @@
+import pytest
+
+from bench.errors import BenchError
+from runners.grid import Entry, expand, load_grid_file, make_cell, parse_seeds
+
+
+def test_parse_seeds():
+    assert parse_seeds("0-4") == [0, 1, 2, 3, 4]
+    assert parse_seeds("3,1,1") == [1, 3]
+    assert parse_seeds(7) == [7]
+    assert parse_seeds([0, "2-3"]) == [0, 2, 3]
+    for bad in ("a", "5-2", "-1", True):
+        with pytest.raises(BenchError, match="bad seeds"):
+            parse_seeds(bad)
+
+
+def test_cells_carry_full_configs(toy_registry):
+    cell = make_cell(toy_registry, Entry("toy_noisy", {"noise": 1}), Entry("toy_target"), 3)
+    assert cell.method_config == {"noise": 1.0} and cell.task_config == {"dim": 3, "scale": 1.0}
+    explicit = make_cell(toy_registry, Entry("toy_noisy", {"noise": 1.0}), Entry("toy_target", {"dim": 3}), 3)
+    assert cell.run_key == explicit.run_key
+
+
+def test_expand_drops_incompatible_with_reason(toy_registry):
+    grid = expand(toy_registry, [Entry("toy_noisy"), Entry("toy_gpu")], [Entry("toy_target")], [0, 1], ["cpu", "cuda"])
+    assert len(grid.cells) == 2 * 2 + 2  # toy_noisy on cpu only; toy_gpu on both
+    assert grid.incompatible == [("toy_noisy", "toy_target", "cuda", "toy_noisy runs on cpu, not cuda")]
+
+
+def test_grid_file(tmp_path, toy_registry):
+    path = tmp_path / "grid.yaml"
+    path.write_text("methods: [toy_noisy, {name: toy_noisy, config: {noise: 0.5}}]\n"
+                    "tasks: toy_target\nseeds: 0-2\n")
+    spec = load_grid_file(path)
+    grid = expand(toy_registry, spec["methods"], spec["tasks"], spec["seeds"], spec["hardware"])
+    assert len(grid.cells) == 6
+    path.write_text("methods: [toy_noisy]\ntasks: [toy_target]\nseed: 3\n")
+    with pytest.raises(BenchError, match="unknown keys \\['seed'\\]"):
+        load_grid_file(path)
+    path.write_text("methods: [{name: toy_noisy, config: {noise: fast}}]\ntasks: [toy_target]\n")
+    spec = load_grid_file(path)
+    with pytest.raises(BenchError, match="toy_noisy.noise: expected float"):
+        expand(toy_registry, spec["methods"], spec["tasks"], spec["seeds"], spec["hardware"])

@@ -1,0 +1,114 @@
+import signal
+import subprocess
+import sys
+import time
+
+from sqlalchemy import text
+
+from runners.grid import Entry, expand
+from runners.local import run_cells
+
+
+def _cells(registry, methods, seeds=(0,)):
+    return expand(registry, [Entry(m, c) for m, c in methods], [Entry("toy_target")], list(seeds), ["cpu"]).cells
+
+
+def _statuses(store):
+    return sorted((r.method, r.seed, r.status) for r in store.runs())
+
+
+def test_failures_and_timeouts_are_stored_and_the_grid_goes_on(toy_registry, store):
+    cells = _cells(toy_registry, [("toy_noisy", {}), ("toy_raise", {}), ("toy_sleep", {"seconds": 60.0}),
+                                  ("toy_crash", {})], seeds=(0, 1))
+    started = time.monotonic()
+    summary = run_cells(cells, store, toy_registry, workers=2, timeout=1.0)
+    assert time.monotonic() - started < 30  # the 60 s sleepers were killed
+    assert summary.counts == {"done": 2, "failed": 4, "timeout": 2}
+    runs = {(r.method, r.seed): r for r in store.runs()}
+    assert "RuntimeError: deliberate failure" in runs[("toy_raise", 0)].error
+    assert "exceeded --timeout 1 s" in runs[("toy_sleep", 1)].error
+    assert "exit code 3" in runs[("toy_crash", 0)].error
+    assert all(r.task_version == 2 for r in runs.values())
+    assert store.metrics([runs[("toy_noisy", 0)].run_key])[runs[("toy_noisy", 0)].run_key]["error"] > 0
+
+
+def test_rerun_skips_done_and_retries_failures_without_duplicates(toy_registry, store):
+    cells = _cells(toy_registry, [("toy_noisy", {}), ("toy_raise", {})], seeds=(0, 1, 2))
+    first = run_cells(cells, store, toy_registry)
+    assert first.counts == {"done": 3, "failed": 3}
+    second = run_cells(cells, store, toy_registry)
+    assert second.already_done == 3 and second.counts == {"failed": 3}
+    forced = run_cells(cells, store, toy_registry, force=True)
+    assert forced.already_done == 0 and sum(forced.counts.values()) == 6
+    with store.engine.connect() as connection:
+        assert connection.execute(text("SELECT COUNT(*) FROM runs")).scalar() == 6
+        assert connection.execute(text("SELECT COUNT(*) FROM metrics")).scalar() == 3 * 2
+        assert connection.execute(text("SELECT COUNT(DISTINCT run_key) FROM curves")).scalar() == 3
+
+
+def test_in_process_and_forked_runs_give_the_same_numbers(toy_registry, tmp_path):
+    from bench.store import Store
+
+    cells = _cells(toy_registry, [("toy_noisy", {})], seeds=(0, 1, 2, 3))
+    a, b = Store.open(f"sqlite:///{tmp_path}/a.db"), Store.open(f"sqlite:///{tmp_path}/b.db")
+    run_cells(cells, a, toy_registry)
+    run_cells(cells, b, toy_registry, workers=2)
+    keys = [c.run_key for c in cells]
+    assert a.metrics(keys) == b.metrics(keys)
+
+
+INTERRUPTED_GRID = """
+import sys
+sys.path.insert(0, {fixtures!r})
+from bench.registry import Listing, Registry
+from bench.store import Store
+from runners.grid import Entry, expand
+from runners.local import run_cells
+registry = Registry([Listing("task", "toy_target", "toy", "bench_toy.toy_target", "", "t"),
+                     Listing("method", "toy_sleep", "toy", "bench_toy.toy_sleep", "", "t")])
+cells = expand(registry, [Entry("toy_sleep", {{"seconds": 0.3}})], [Entry("toy_target")], list(range(40)), ["cpu"]).cells
+store = Store.open({url!r})
+try:
+    run_cells(cells, store, registry, workers={workers})
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(130)
+"""
+
+
+def _interrupt_then_resume(tmp_path, workers):
+    from bench.store import Store
+    from tests.conftest import FIXTURES
+
+    url = f"sqlite:///{tmp_path}/grid.db"
+    script = INTERRUPTED_GRID.format(fixtures=str(FIXTURES), url=url, workers=workers)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    store = Store.open(url)
+    deadline = time.monotonic() + 30
+    while store.count() < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=30) == 130 and "interrupted" in proc.stdout.read()
+    kept = store.count()
+    assert 3 <= kept < 40
+    done_before = {r.run_key for r in store.runs(status="done")}
+    # resume in this process: the rest runs, nothing twice
+    sys.path.insert(0, str(FIXTURES))
+    from bench.registry import Listing, Registry
+
+    registry = Registry([Listing("task", "toy_target", "toy", "bench_toy.toy_target", "", "t"),
+                         Listing("method", "toy_sleep", "toy", "bench_toy.toy_sleep", "", "t")])
+    cells = expand(registry, [Entry("toy_sleep", {"seconds": 0.3})], [Entry("toy_target")], list(range(40)), ["cpu"]).cells
+    summary = run_cells(cells, store, registry, workers=2)
+    assert summary.already_done == len(done_before)
+    with store.engine.connect() as connection:
+        assert connection.execute(text("SELECT COUNT(*), COUNT(DISTINCT run_key) FROM runs")).one() == (40, 40)
+        assert connection.execute(text("SELECT COUNT(*) FROM runs WHERE status = 'done'")).scalar() == 40
+
+
+def test_interrupted_sequential_grid_resumes_without_duplicates(tmp_path):
+    _interrupt_then_resume(tmp_path, workers=1)
+
+
+def test_interrupted_parallel_grid_resumes_without_duplicates(tmp_path):
+    _interrupt_then_resume(tmp_path, workers=2)
