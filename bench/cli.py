@@ -199,8 +199,8 @@ def grid(
         raise BenchError(f"unknown runner {runner!r}; allowed: local")
     registry = _registry()
     if file is not None:
-        if method or task:
-            raise BenchError("give a grid --file or --method/--task flags, not both")
+        if method or task or set_:
+            raise BenchError("give a grid --file or --method/--task/--set flags, not both (put overrides in the file)")
         spec = load_grid_file(file)
         if seeds is not None:
             spec["seeds"] = parse_seeds(seeds)

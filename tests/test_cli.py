@@ -1,0 +1,146 @@
+"""The `bench` command end to end, in subprocesses: outputs, stored rows, exit codes."""
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = [sys.executable, "-m", "bench"]
+FAST = ["--set", "T=2000"]
+
+
+def bench(*args, db=None, cwd=None, check=None):
+    env = {**os.environ, "COLUMNS": "200"}
+    env.pop("BENCH_DB_URL", None)
+    if db is not None:
+        env["BENCH_DB_URL"] = f"sqlite:///{db}"
+    proc = subprocess.run([*BENCH, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+    if check is not None:
+        assert proc.returncode == check, proc.stdout + proc.stderr
+    return proc
+
+
+def rows(db, sql="SELECT COUNT(*) FROM runs"):
+    with sqlite3.connect(db) as connection:
+        return connection.execute(sql).fetchall()
+
+
+def test_list_is_discovered():
+    out = bench("list", "methods", check=0).stdout
+    for name in ("dicesgd", "pcsgd", "pcsgd_optimal_step", "sgd"):
+        assert name in out
+    assert "performative_strategic" in bench("list", "tasks", check=0).stdout
+    assert "clipped-sgd-performative" in bench("list", "papers", check=0).stdout
+
+
+def test_main_job_defaults_to_bench_db_and_stores_once(tmp_path):
+    first = bench("run", "--method", "dicesgd", "--task", "performative", cwd=tmp_path, check=0)
+    assert "final_gap = " in first.stdout
+    db = tmp_path / "bench.db"
+    assert rows(db) == [(1,)]
+    gap = float(first.stdout.split("final_gap = ")[1].split()[0])
+    assert 0 <= gap < 1e-2  # DiceSGD reaches θ_PS (no clipping bias)
+    second = bench("run", "--method", "dicesgd", "--task", "performative", cwd=tmp_path, check=0)
+    assert "1 already done" in second.stderr and f"final_gap = {first.stdout.split('final_gap = ')[1].split()[0]}" in second.stdout
+    assert rows(db) == [(1,)]
+    assert rows(db, "SELECT COUNT(*) FROM environments") == [(1,)]
+
+
+def test_overrides_reach_the_stored_config(tmp_path):
+    db = tmp_path / "b.db"
+    bench("run", "-m", "pcsgd", "-t", "performative", "--seeds", "0-1", "--set", "c=0.5", "--set", "task.beta=0.05",
+          *FAST, db=db, check=0)
+    configs = rows(db, "SELECT method_config, task_config FROM runs")
+    assert len(configs) == 2 and all('"c": 0.5' in m and '"beta": 0.05' in t for m, t in configs)
+
+
+@pytest.mark.parametrize("args,message", [
+    (["run", "-m", "dicesgdd", "-t", "performative"], "unknown method 'dicesgdd'; did you mean dicesgd"),
+    (["run", "-m", "dicesgd", "-t", "perf"], "unknown task 'perf'"),
+    (["run", "-m", "dicesgd", "-t", "performative", "--set", "cc=1"], "unknown config key 'cc' for dicesgd; valid keys: T: int"),
+    (["run", "-m", "dicesgd", "-t", "performative", "--set", "T=fast"], "dicesgd.T='fast': expected int"),
+    (["run", "-m", "dicesgd", "-t", "performative", "--set", "task.dim=20"], "unknown config key 'dim' for performative"),
+    (["run", "-m", "dicesgd", "-t", "performative", "--hardware", "cuda"], "runs on cpu, not cuda"),
+    (["run", "-m", "dicesgd", "-t", "performative", "--hardware", "tpu"], "runs on cpu, not tpu"),
+    (["claims", "--paper", "clipped-sgd"], "unknown paper 'clipped-sgd'"),
+    (["grid", "-m", "dicesgd", "-t", "performative", "--seeds", "9-1"], "bad seeds"),
+])
+def test_bad_input_is_one_line_exit_2_and_stores_nothing(tmp_path, args, message):
+    db = tmp_path / "keep.db"
+    bench("run", "-m", "sgd", "-t", "performative", *FAST, db=db, check=0)
+    proc = bench(*args, db=db, check=2)
+    assert proc.stderr.startswith("error: ") and message in proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert rows(db) == [(1,)]
+
+
+def test_foreign_and_corrupt_databases_are_refused_untouched(tmp_path):
+    foreign = tmp_path / "foreign.db"
+    with sqlite3.connect(foreign) as connection:
+        connection.execute("CREATE TABLE invoices (id INTEGER)")
+    before = foreign.read_bytes()
+    proc = bench("run", "-m", "dicesgd", "-t", "performative", *FAST, "--db", f"sqlite:///{foreign}", check=2)
+    assert "not a bench database" in proc.stderr and foreign.read_bytes() == before
+    text_file = tmp_path / "notes.txt"
+    text_file.write_text("hello\n" * 100)
+    proc = bench("status", "--db", f"sqlite:///{text_file}", check=2)
+    assert "not a SQLite database" in proc.stderr and text_file.read_text() == "hello\n" * 100
+
+
+def test_grid_stores_failures_and_timeouts_and_finishes_the_rest(tmp_path):
+    """One cell raises (a task config the task rejects at build), one exceeds --timeout."""
+    grid = tmp_path / "grid.yaml"
+    grid.write_text(
+        "methods: [{name: sgd, config: {T: 2000}}, {name: pcsgd, config: {T: 2000}}, {name: dicesgd, config: {T: 50000000}}]\n"
+        "tasks: [{name: performative, config: {m: 200}}, {name: performative, config: {beta: 0.2}}]\n"
+        "seeds: 0\n"
+    )
+    db = tmp_path / "g.db"
+    proc = bench("grid", "--file", str(grid), "--timeout", "3", "--workers", "2", db=db)
+    assert proc.returncode == 0, proc.stderr
+    statuses = dict(((m, t), s) for m, t, s in rows(db, "SELECT method, json_extract(task_config, '$.beta'), status FROM runs"))
+    assert statuses[("dicesgd", 0.01)] == "timeout"  # 5e7 steps cannot finish in 3 s
+    assert statuses[("sgd", 0.2)] == statuses[("pcsgd", 0.2)] == "failed"  # aβ = 2 > 1: no PS point
+    assert statuses[("sgd", 0.01)] == statuses[("pcsgd", 0.01)] == "done"
+    failed = rows(db, "SELECT error FROM runs WHERE status = 'failed'")
+    assert all("Traceback" in e for (e,) in failed)
+    assert "incompatible" not in proc.stderr
+
+
+def test_show_status_export(tmp_path):
+    db = tmp_path / "s.db"
+    bench("run", "-m", "pcsgd", "-t", "performative", "--seeds", "0-2", *FAST, db=db, check=0)
+    bench("run", "-m", "dicesgd", "-t", "performative", "--seeds", "0-2", *FAST, db=db, check=0)
+    show = bench("show", db=db, check=0).stdout
+    assert show.index("dicesgd") < show.index("pcsgd")  # ranked by final_gap, lower is better
+    assert "95% CI" in show
+    assert "done" in bench("status", db=db, check=0).stdout
+    for fmt, marker in (("csv", "task,task_label"), ("json", '"mean"'), ("md", "| task |"), ("latex", r"\begin{tabular}")):
+        assert marker in bench("export", "--format", fmt, db=db, check=0).stdout
+    out = tmp_path / "board.md"
+    bench("export", "--format", "md", "-o", str(out), db=db, check=0)
+    assert "dicesgd" in out.read_text()
+
+
+def test_interrupted_grid_reruns_to_completion_without_duplicates(tmp_path):
+    import signal
+    import time
+
+    db = tmp_path / "i.db"
+    args = ["grid", "-m", "pcsgd", "-t", "performative", "--seeds", "0-59", "--set", "T=100000"]
+    env = {**os.environ, "BENCH_DB_URL": f"sqlite:///{db}"}
+    proc = subprocess.Popen([*BENCH, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not db.exists() or rows(db, "SELECT COUNT(*) FROM runs")[0][0] < 2):
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted: every finished cell is stored" in err
+    kept = rows(db)[0][0]
+    assert 2 <= kept < 60
+    rerun = bench(*args, db=db, check=0)
+    assert f"{kept} already done" in rerun.stderr
+    assert rows(db, "SELECT COUNT(*), COUNT(DISTINCT run_key), SUM(status = 'done') FROM runs") == [(60, 60, 60)]
