@@ -48,8 +48,9 @@ def _check_sqlite_file(url: str) -> None:
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    # per-connection settings only: WAL is written into the file, so it waits until the file
+    # is known to be ours (_enable_wal), and a foreign database is left byte for byte as it was
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
@@ -72,6 +73,12 @@ def make_engine(url: str) -> Engine:
         raise BenchError(f"no driver for {parsed.drivername}: {exc}; install it (e.g. pip install psycopg)") from None
 
 
+def _enable_wal(engine: Engine) -> None:
+    if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:"):
+        with engine.connect() as connection:
+            connection.exec_driver_sql("PRAGMA journal_mode=WAL")
+
+
 def _alembic_config(connection):
     from alembic.config import Config  # imported only when migrating
 
@@ -90,6 +97,7 @@ def upgrade(engine: Engine) -> str:
         raise BenchError(f"{engine.url.render_as_string(hide_password=True)} holds tables that are not a bench store; refusing to migrate it")
     with engine.begin() as connection:
         command.upgrade(_alembic_config(connection), "head")
+    _enable_wal(engine)
     return SCHEMA_HEAD
 
 
@@ -123,6 +131,10 @@ class Store:
     @classmethod
     def open(cls, url: str | None = None, create: bool = True) -> "Store":
         engine = make_engine(resolve_url(url))
+        database = engine.url.database
+        if not create and engine.dialect.name == "sqlite" and database not in (None, "", ":memory:") \
+                and not Path(database).exists():
+            raise BenchError(f"no bench store at {database}: run `bench run` or `bench grid` first, or pass --db")
         state = schema_state(engine)
         if state == "empty" and create:
             upgrade(engine)
@@ -133,6 +145,9 @@ class Store:
             )
         elif state.startswith("old:"):
             raise BenchError(f"database schema is at revision {state[4:]}, this code needs {SCHEMA_HEAD}: run `bench db upgrade`")
+        elif state == "empty":
+            raise BenchError(f"{engine.url.render_as_string(hide_password=True)} holds no bench store yet: run a grid or `bench db upgrade` first")
+        _enable_wal(engine)
         return cls(engine)
 
     @property

@@ -133,8 +133,14 @@ def test_interrupted_grid_reruns_to_completion_without_duplicates(tmp_path):
     args = ["grid", "-m", "pcsgd", "-t", "performative", "--seeds", "0-59", "--set", "T=100000"]
     env = {**os.environ, "BENCH_DB_URL": f"sqlite:///{db}"}
     proc = subprocess.Popen([*BENCH, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    def stored() -> int:
+        try:
+            return rows(db)[0][0]
+        except sqlite3.OperationalError:  # the file exists before its tables do
+            return 0
+
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and (not db.exists() or rows(db, "SELECT COUNT(*) FROM runs")[0][0] < 2):
+    while time.monotonic() < deadline and stored() < 2:
         time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)

@@ -13,7 +13,7 @@ from bench.registry import Registry
 from runners.grid import Entry, make_cell
 
 REGISTRY = Registry.discover(plugins=False)
-SMALLEST_TASK = {"performative": {"m": 50}, "performative_strategic": {"dim": 3, "num_samples": 100}}
+SMALLEST_TASK = {"performative": {"m": 50}, "performative_strategic": {"dim": 3, "strategic_dims": 1, "m": 100}}
 SHORT_METHOD = {"performative": {"T": 500}}
 PAIRS = [(m, t) for m in REGISTRY.names("method") for t in REGISTRY.names("task")
          if REGISTRY.incompatibility(m, t) is None]

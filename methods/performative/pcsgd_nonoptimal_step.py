@@ -1,0 +1,46 @@
+"""PCSGD with the shift-unaware constant step ("Non-Opt") of Li, Yemini & Wai (ICML 2025).
+
+Paper: "Clipped SGD Algorithms for Performative Prediction: Tight Bounds for Stochastic Bias and
+Remedies", arXiv 2404.10995, spec §3.3: the "Non-Opt" curves of the paper's ε and β sweeps use
+the same constant-step rule as `pcsgd_optimal_step` with the strong-convexity modulus μ in place
+of μ̃ = μ − Lβ, i.e. γ = log(μ²TD²/c1)/(μT), clamped to (0, 1/μ]. When β > 0 this step is too
+small for the true contraction rate μ̃ and the transient from θ_0 is not forgotten by T.
+
+Fidelity: reconstructed; the same UNVERIFIED Δ(·) derivation as `pcsgd_optimal_step`
+(D = diameter of X, c1 = c² + dσ², log floored at 1). DP: σ = c·sqrt(T log(1/δ))/(mε).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bench.context import RunContext
+from bench.registry import method
+from methods.performative import _common
+from tasks.performative import Problem, Result
+
+
+@dataclass(frozen=True)
+class Config:
+    T: int = 100_000           # T, horizon; the constant step depends on it
+    c: float = 1.0             # c, clipping threshold (UNVERIFIED)
+    sigma: float = 0.1         # σ, std of ζ when epsilon is None (UNVERIFIED)
+    epsilon: float | None = None  # ε of (ε, δ)-DP; set → σ = c·sqrt(T log(1/δ))/(mε)
+    delta: float = 1e-5        # δ of (ε, δ)-DP
+
+    def __post_init__(self) -> None:
+        _common.validate(self)
+
+
+def skip(problem: Problem, config: Config) -> str | None:
+    if problem.mu <= 0:
+        return f"needs strong convexity μ > 0, the instance has μ = {problem.mu:.4g}"
+    return None
+
+
+@method(family="performative", config=Config, skip=skip)
+def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+    sigma = _common.noise_std(config, config.c, problem)
+    second_moment = config.c**2 + problem.dim * sigma**2  # c1 = c² + dσ²
+    gamma = _common.optimal_constant_step(problem.mu, config.T, 2 * problem.radius, second_moment)
+    return _common.projected_sgd(problem, [gamma] * config.T, config.c, sigma, ctx)

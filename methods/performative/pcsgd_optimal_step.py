@@ -1,0 +1,42 @@
+"""PCSGD with the bias-aware optimal constant step ("Opt") of Li, Yemini & Wai (ICML 2025).
+
+Paper: "Clipped SGD Algorithms for Performative Prediction: Tight Bounds for Stochastic Bias and
+Remedies", arXiv 2404.10995, remedy 1 (spec §3.3): PCSGD (§3.1) run over a known horizon T with
+the constant step γ* = log(1/Δ(μ̃))/(μ̃T) built on the shift-aware modulus μ̃ = μ − Lβ.
+
+Fidelity: reconstructed. Δ(·) is UNVERIFIED (the poster gives only the shape of γ*). It is
+derived here by minimising the Theorem-1 bound with a constant step,
+B(γ) = e^{−μ̃γT}·D² + (c1/μ̃)·γ  ⇒  γ* = log(μ̃²·T·D²/c1)/(μ̃T),  i.e. Δ(μ̃) = c1/(μ̃²TD²),
+with D = diameter of X (θ_PS is unknown to the algorithm), c1 = c² + dσ² (second moment of the
+clipped noisy update; σ is the DP-calibrated one when `epsilon` is set), the log floored at 1
+and γ clamped to (0, 1/μ̃] (see `_common.optimal_constant_step`). DP: σ = c·sqrt(T log(1/δ))/(mε).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bench.context import RunContext
+from bench.registry import method
+from methods.performative import _common
+from tasks.performative import Problem, Result
+
+
+@dataclass(frozen=True)
+class Config:
+    T: int = 100_000           # T, horizon; the constant step depends on it
+    c: float = 1.0             # c, clipping threshold (UNVERIFIED)
+    sigma: float = 0.1         # σ, std of ζ when epsilon is None (UNVERIFIED)
+    epsilon: float | None = None  # ε of (ε, δ)-DP; set → σ = c·sqrt(T log(1/δ))/(mε)
+    delta: float = 1e-5        # δ of (ε, δ)-DP
+
+    def __post_init__(self) -> None:
+        _common.validate(self)
+
+
+@method(family="performative", config=Config, skip=_common.skip_unless_contracting)
+def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+    sigma = _common.noise_std(config, config.c, problem)
+    second_moment = config.c**2 + problem.dim * sigma**2  # c1 = c² + dσ²
+    gamma = _common.optimal_constant_step(problem.shifted_modulus, config.T, 2 * problem.radius, second_moment)
+    return _common.projected_sgd(problem, [gamma] * config.T, config.c, sigma, ctx)
