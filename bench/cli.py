@@ -359,8 +359,23 @@ def db_upgrade(db: DbOption = None) -> None:
 
 
 def main() -> None:
+    """Entry point: BenchErrors and usage errors are one line on stderr with exit code 2."""
     try:
-        app()  # click handles usage errors (exit 2) and --help itself
+        code = app(standalone_mode=False)
     except BenchError as exc:
-        err.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
-        sys.exit(2)
+        _fail(str(exc))
+    except Exception as exc:
+        # click's usage errors (unknown option, missing flag, bad choice): duck-typed, because
+        # typer vendors click under a private module path
+        if not (hasattr(exc, "format_message") and hasattr(exc, "exit_code")):
+            raise
+        command = getattr(getattr(exc, "ctx", None), "command_path", "bench")
+        if not exc.format_message():  # a bare `bench` or `bench db`: the help was the answer
+            sys.exit(exc.exit_code)
+        _fail(f"{exc.format_message()} (see `{command} --help`)")
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _fail(message: str) -> None:
+    err.print(f"error: {' '.join(message.split())}", highlight=False, markup=False, soft_wrap=True)
+    sys.exit(2)

@@ -67,6 +67,10 @@ def test_overrides_reach_the_stored_config(tmp_path):
     (["run", "-m", "dicesgd", "-t", "performative", "--hardware", "tpu"], "runs on cpu, not tpu"),
     (["claims", "--paper", "clipped-sgd"], "unknown paper 'clipped-sgd'"),
     (["grid", "-m", "dicesgd", "-t", "performative", "--seeds", "9-1"], "bad seeds"),
+    (["grid", "-m", "dicesgd", "-t", "performative", "--runner", "slurm"], "unknown runner 'slurm'; allowed: local"),
+    (["run", "-m", "dicesgd"], "Missing option '--task'"),
+    (["list", "solvers"], "'solvers' is not one of 'methods', 'tasks', 'papers'"),
+    (["run", "-m", "dicesgd", "-t", "performative", "--sed", "1"], "No such option: --sed"),
 ])
 def test_bad_input_is_one_line_exit_2_and_stores_nothing(tmp_path, args, message):
     db = tmp_path / "keep.db"
