@@ -80,6 +80,7 @@ def _seeds(seed: Optional[int], seeds: Optional[str]) -> list[int]:
 
 def _progress_runner(cells, store, registry, workers: int, timeout: Optional[float], force: bool):
     """Run cells with a live progress bar (counts per status and ETA)."""
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from runners.local import pending_cells, run_cells
@@ -96,7 +97,8 @@ def _progress_runner(cells, store, registry, workers: int, timeout: Optional[flo
             progress.update(bar, advance=1, counts=" ".join(f"{k}={v}" for k, v in sorted(counts.items())))
             if record.status not in ("done", "skipped"):
                 first = (record.error or "").strip().splitlines()
-                err.print(f"[red]{record.status}[/red] {record.cell.label()}: {first[-1] if first else ''}")
+                err.print(f"[red]{record.status}[/red] {escape(record.cell.label())}: {escape(first[-1]) if first else ''}",
+                          highlight=False, soft_wrap=True)
 
         try:
             return run_cells(cells, store, registry, workers=workers, timeout=timeout, force=force, on_record=on_record)
@@ -145,35 +147,30 @@ def run(
     summary = _progress_runner(grid.cells, store, registry, workers, timeout, force)
     _report_summary(summary)
     _print_cells(store, registry, grid.cells)
+    if summary.counts.get("failed") or summary.counts.get("timeout"):
+        raise typer.Exit(1)  # the failures are stored; the exit code tells a script
 
 
 def _print_cells(store, registry, cells) -> None:
-    """The stored outcome of each cell: status and metrics, primary metric first."""
+    """The stored outcome of each cell: status and the primary metric; all metrics for one cell."""
     from rich.table import Table
 
-    keys = [c.run_key for c in cells]
-    rows = {r.run_key: r for r in store.runs() if r.run_key in set(keys)} if len(keys) > 50 else {
-        r.run_key: r for k in keys for r in store.runs(run_key=k)}
-    metrics = store.metrics(keys)
-    family = registry.family(registry.task(cells[0].task).family) if cells else None
-    primary = family.primary_metric if family else None
+    wanted = {c.run_key for c in cells}
+    rows = {r.run_key: r for r in store.runs(method=cells[0].method, task=cells[0].task) if r.run_key in wanted}
+    metrics = store.metrics(wanted)
+    primary = registry.family(registry.task(cells[0].task).family).primary_metric
     table = Table(box=None, pad_edge=False)
-    for col in ("method", "task", "seed", "status", "wall s"):
-        table.add_column(col)
-    names = sorted({n for m in metrics.values() for n in m}, key=lambda n: (n != primary, n))
-    for name in names:
-        table.add_column(name, justify="right")
+    for col in ("method", "task", "seed", "status", "wall s", primary):
+        table.add_column(col, justify="right" if col in ("wall s", primary) else "left")
     for cell in cells:
-        row = rows.get(cell.run_key)
-        values = metrics.get(cell.run_key, {})
+        row, values = rows.get(cell.run_key), metrics.get(cell.run_key, {})
         table.add_row(cell.method, cell.task, str(cell.seed), row.status if row else "missing",
                       f"{row.wall_s:.2f}" if row and row.wall_s is not None else "",
-                      *(f"{values[n]:.4g}" if n in values else "" for n in names))
+                      f"{values[primary]:.6g}" if primary in values else "")
     out.print(table)
-    for cell in cells:
-        values = metrics.get(cell.run_key, {})
-        if primary in values:
-            out.print(f"{cell.method} on {cell.task} (seed {cell.seed}): {primary} = {values[primary]:.6g}")
+    if len(cells) == 1 and metrics.get(cells[0].run_key):
+        for name, value in sorted(metrics[cells[0].run_key].items(), key=lambda kv: (kv[0] != primary, kv[0])):
+            out.print(f"{name} = {value:.6g}")
 
 
 @app.command()

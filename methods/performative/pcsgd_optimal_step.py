@@ -22,6 +22,10 @@ from methods.performative import _common
 from tasks.performative import Problem, Result
 
 
+# a short run, for the conformance suite (tests/test_conformance.py)
+SMOKE = {"T": 500}
+
+
 @dataclass(frozen=True)
 class Config:
     T: int = 100_000           # T, horizon; the constant step depends on it

@@ -31,6 +31,10 @@ from bench.registry import task
 from tasks.performative import Problem
 
 
+# the smallest instance, for the conformance suite (tests/test_conformance.py)
+SMALLEST = {"m": 50}
+
+
 @dataclass(frozen=True)
 class Config:
     a: float = 10.0        # a, loss scale in ℓ(θ; z) = (θ + a z)²/2; L = |a| (inferred, UNVERIFIED)

@@ -45,6 +45,10 @@ from bench.registry import task
 from tasks.performative import Problem
 
 
+# the smallest instance, for the conformance suite (tests/test_conformance.py)
+SMALLEST = {"dim": 3, "strategic_dims": 1, "m": 100}
+
+
 @dataclass(frozen=True)
 class Config:
     dim: int = 10              # d, features including the constant intercept feature
