@@ -1,0 +1,32 @@
+"""Exact best-of-n: the closed-form PMF π_n = F^n − F⁻^n (Beirami et al., ICML 2025, §2 Lemma).
+
+Paper: "Theoretical Guarantees on the Best-of-n Alignment Policy", arXiv 2401.01879. The policy
+is the quantile transform of the maximum of n uniforms; on a finite reference its PMF is
+π_n(y) = F(y)^n − F⁻(y)^n along the reward order (ties broken by index, spec §2). Returns the PMF,
+KL(π_n‖π) = Σ π_n log(π_n/π) and the win rate Σ π_n·(F⁻ + ½π) (spec §3.4). On the continuous
+reference these are log n − (n−1)/n and n/(n+1).
+
+Fidelity: faithful (closed form; evaluated without cancellation, see tasks/best_of_n).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bench.context import RunContext
+from bench.registry import method
+from tasks.best_of_n import (Problem, Result, bon_pmf, kl_divergence, kl_formula, win_rate_bound,
+                             win_rate_of)
+
+
+@dataclass(frozen=True)
+class Config:
+    pass
+
+
+@method(family="best_of_n", config=Config)
+def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+    if problem.continuous:
+        return Result(kl=kl_formula(problem.n), win_rate=win_rate_bound(problem.n))
+    pmf = bon_pmf(problem)
+    return Result(kl=kl_divergence(pmf, problem), win_rate=win_rate_of(pmf, problem), policy=pmf)
