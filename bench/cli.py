@@ -6,6 +6,7 @@ the runners, numpy) are imported inside the commands that use them, so `bench li
 
 from __future__ import annotations
 
+import os
 import sys
 from enum import Enum
 from pathlib import Path
@@ -78,14 +79,19 @@ def _seeds(seed: Optional[int], seeds: Optional[str]) -> list[int]:
     return [seed if seed is not None else 0]
 
 
-def _progress_runner(cells, store, registry, workers: int, timeout: Optional[float], force: bool):
-    """Run cells with a live progress bar (counts per status and ETA)."""
+def _progress_runner(cells, store, registry, workers: int, timeout: Optional[float], force: bool,
+                     runner: str = "local", address: Optional[str] = None):
+    """Run cells with a live progress bar (counts per status and ETA); runner local or ray."""
     from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from runners.local import pending_cells, run_cells
 
     todo, _ = pending_cells(cells, store, force)
+    if runner == "ray" and todo:  # an unreachable cluster is a one-line error before the bar is drawn
+        from runners.ray import connect
+
+        connect(address)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[counts]}"))
     with Progress(*columns, console=err, transient=False, disable=len(todo) == 0) as progress:
@@ -100,7 +106,16 @@ def _progress_runner(cells, store, registry, workers: int, timeout: Optional[flo
                 err.print(f"[red]{record.status}[/red] {escape(record.cell.label())}: {escape(first[-1]) if first else ''}",
                           highlight=False, soft_wrap=True)
 
+        def on_status(snapshot) -> None:  # ray: cells running and pending besides the finished ones
+            counts.update(snapshot)
+            progress.update(bar, counts=" ".join(f"{k}={v}" for k, v in sorted(counts.items())))
+
         try:
+            if runner == "ray":
+                from runners import ray as ray_runner
+
+                return ray_runner.run_cells(cells, store, registry, address=address, timeout=timeout, force=force,
+                                            on_record=on_record, on_status=on_status)
             return run_cells(cells, store, registry, workers=workers, timeout=timeout, force=force, on_record=on_record)
         except KeyboardInterrupt:
             progress.stop()
@@ -181,7 +196,8 @@ def grid(
     hardware: Annotated[Optional[list[str]], typer.Option(help="Hardware (repeatable; default cpu).")] = None,
     file: Annotated[Optional[Path], typer.Option("--file", "-f", help="YAML grid file.")] = None,
     set_: SetOption = None,
-    runner: Annotated[str, typer.Option(help="local (ray: see the cluster docs).")] = "local",
+    runner: Annotated[str, typer.Option(help="local, or ray (see 'Running on a cluster' in the README).")] = "local",
+    address: Annotated[Optional[str], typer.Option(help="Ray: none starts a local Ray, auto joins a running one, or HOST:6379.")] = None,
     workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
     timeout: Annotated[Optional[float], typer.Option(help="Hard limit per cell, seconds.")] = None,
     force: Annotated[bool, typer.Option(help="Rerun cells already done.")] = False,
@@ -192,8 +208,10 @@ def grid(
     from bench.store import Store
     from runners.grid import entry_from_flag, expand, load_grid_file, parse_seeds
 
-    if runner != "local":
-        raise BenchError(f"unknown runner {runner!r}; allowed: local")
+    if runner not in ("local", "ray"):
+        raise BenchError(f"unknown runner {runner!r}; allowed: local, ray")
+    if address is not None and runner != "ray":
+        raise BenchError("--address is for --runner ray")
     registry = _registry()
     if file is not None:
         if method or task or set_:
@@ -222,7 +240,7 @@ def grid(
     if not built.cells:
         raise BenchError("the grid has no compatible (method, task, hardware) cell")
     store = Store.open(db)
-    summary = _progress_runner(built.cells, store, registry, workers, timeout, force)
+    summary = _progress_runner(built.cells, store, registry, workers, timeout, force, runner=runner, address=address)
     _report_summary(summary)
 
 
@@ -294,12 +312,24 @@ def export(
 
 
 @app.command()
-def claims(paper: Annotated[Optional[str], typer.Option(help="Only this paper.")] = None, db: DbOption = None) -> None:
+def claims(
+    paper: Annotated[Optional[str], typer.Option(help="Only this paper.")] = None,
+    check: Annotated[bool, typer.Option("--check", help="Only validate every claims file against the registry.")] = False,
+    db: DbOption = None,
+) -> None:
     """Each claim of a paper: the paper's value, ours, and the verdict."""
     from bench.store import Store
-    from leaderboard.claims import evaluate_paper, load_paper
+    from leaderboard.claims import check_all, evaluate_paper, load_paper
 
     registry = _registry()
+    if check:
+        results = check_all(registry)
+        problems = [(slug, error) for slug, error in results if error]
+        for slug, error in results:
+            out.print(f"{slug}: {'ok' if error is None else error}", highlight=False, markup=False)
+        if problems:
+            raise BenchError(f"{len(problems)} claims file(s) invalid: {', '.join(s for s, _ in problems)}")
+        return
     slugs = [paper] if paper else registry.papers()
     store = Store.open(db, create=False)
     for slug in slugs:
@@ -344,6 +374,80 @@ def reproduce(
     store = Store.open(db)
     _report_summary(_progress_runner(cells, store, registry, workers, timeout, force=False))
     _print_verdicts(spec, evaluate_paper(spec, store, registry, seeds=seeds))
+
+
+@app.command()
+def leaderboard(
+    db: DbOption = None,
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8501,
+    address: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+) -> None:
+    """Serve the Streamlit leaderboard (read-only) over the store."""
+    from bench.store import Store, resolve_url
+
+    url = resolve_url(db)
+    Store.open(url, readonly=True)  # a bad or foreign database is a one-line error here, not in the browser
+    app_path = Path(__file__).resolve().parent.parent / "leaderboard" / "app.py"
+    command = [sys.executable, "-m", "streamlit", "run", str(app_path), "--server.port", str(port),
+               "--server.address", address, "--server.headless", "true", "--browser.gatherUsageStats", "false",
+               "--", "--db", url]
+    err.print(f"leaderboard on http://{address}:{port} (store {url}); Ctrl-C stops it")
+    sys.stdout.flush()
+    os.execv(sys.executable, command)  # streamlit takes this process over: signals reach it directly
+
+
+AddressOption = Annotated[Optional[str], typer.Option("--address", envvar="RAY_API_SERVER_ADDRESS",
+                          help="The Ray head's job API, http://HEAD:8265 (default http://127.0.0.1:8265).")]
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def submit(
+    ctx: typer.Context,
+    address: AddressOption = None,
+    python: Annotated[str, typer.Option(help="Python on the cluster that has bench's dependencies.")] = "python",
+    db: DbOption = None,
+) -> None:
+    """Submit a bench command to a Ray cluster as a job: bench submit --address URL -- grid ..."""
+    from bench.cluster import submit as submit_job
+    from bench.store import resolve_url
+
+    job = submit_job(address, list(ctx.args), resolve_url(db), python=python)
+    out.print(job, highlight=False)
+    err.print(f"submitted {job}; follow it with: bench jobs --address {address or '<head>'} {job} --follow", highlight=False)
+
+
+@app.command()
+def jobs(
+    submission_id: Annotated[Optional[str], typer.Argument(help="A job's submission id (default: list all).")] = None,
+    follow: Annotated[bool, typer.Option("--follow", help="Stream the job's logs until it ends.")] = False,
+    address: AddressOption = None,
+) -> None:
+    """List the cluster's jobs, or show (and --follow) one of them."""
+    from datetime import datetime
+
+    from bench import cluster
+
+    if submission_id is None:
+        from rich.table import Table
+
+        table = Table(box=None, pad_edge=False)
+        for col in ("submission id", "status", "started"):
+            table.add_column(col, no_wrap=True)  # an id is copied from here: never folded
+        table.add_column("entrypoint", overflow="fold")
+        for job in cluster.list_jobs(address):
+            started = datetime.fromtimestamp(job.start_time / 1000).strftime("%Y-%m-%d %H:%M:%S") if job.start_time else ""
+            table.add_row(job.submission_id or job.job_id or "", str(job.status.value), started, job.entrypoint)
+        out.print(table)
+        return
+    if follow:
+        final = cluster.follow(address, submission_id, sys.stdout.write)
+    else:
+        client, info = cluster.job_info(address, submission_id)
+        sys.stdout.write(client.get_job_logs(submission_id))
+        final = str(info.status.value)
+    err.print(f"job {submission_id}: {final}", highlight=False)
+    if final in ("FAILED", "STOPPED"):
+        raise typer.Exit(1)
 
 
 @db_app.command("upgrade")

@@ -35,6 +35,7 @@ class Run(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     run_key: Mapped[str] = mapped_column(String(64), unique=True)
+    setting_key: Mapped[str | None] = mapped_column(String(64), index=True)  # the run_key without the seed
     method: Mapped[str] = mapped_column(String(128), index=True)
     method_config: Mapped[dict] = mapped_column(JSON)
     task: Mapped[str] = mapped_column(String(128), index=True)

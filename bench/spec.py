@@ -87,6 +87,11 @@ class Cell:
     def run_key(self) -> str:
         return run_key(self)
 
+    @property
+    def setting_key(self) -> str:
+        """sha256 of the cell without its seed: the runs that are one setting over seeds."""
+        return setting_key(self.method, self.method_config, self.task, self.task_config, self.hardware)
+
     def __hash__(self) -> int:
         return hash(self.canonical())
 
@@ -95,6 +100,13 @@ class Cell:
 
     def label(self) -> str:
         return f"{self.method} x {self.task} seed={self.seed} [{self.hardware}]"
+
+
+def setting_key(method: str, method_config: Mapping[str, Any], task: str, task_config: Mapping[str, Any],
+                hardware: str) -> str:
+    text = canonical_json({"method": method, "method_config": method_config, "task": task,
+                           "task_config": task_config, "hardware": hardware})
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def run_key(cell: Cell) -> str:

@@ -24,7 +24,7 @@ from bench.models import CurvePoint, Environment, MetricValue, Run
 from bench.spec import RunRecord
 
 DEFAULT_URL = "sqlite:///bench.db"
-SCHEMA_HEAD = "0001_initial"  # newest Alembic revision; tests check it matches the scripts
+SCHEMA_HEAD = "0002_setting_key"  # newest Alembic revision; tests check it matches the scripts
 OUR_TABLES = {"runs", "metrics", "curves", "environments"}
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -68,7 +68,9 @@ def make_engine(url: str) -> Engine:
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     try:
-        return create_engine(url, pool_pre_ping=True)
+        connect_args = {"connect_timeout": 10} if parsed.get_backend_name() == "postgresql" \
+            and "connect_timeout" not in parsed.query else {}
+        return create_engine(url, pool_pre_ping=True, connect_args=connect_args)
     except (ModuleNotFoundError, ImportError) as exc:
         raise BenchError(f"no driver for {parsed.drivername}: {exc}; install it (e.g. pip install psycopg)") from None
 
@@ -96,6 +98,8 @@ def upgrade(engine: Engine) -> str:
     if state == "foreign":
         raise BenchError(f"{engine.url.render_as_string(hide_password=True)} holds tables that are not a bench store; refusing to migrate it")
     with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":  # drivers opening one new database at once: one migrates
+            connection.execute(text("SELECT pg_advisory_xact_lock(7242025)"))
         command.upgrade(_alembic_config(connection), "head")
     _enable_wal(engine)
     return SCHEMA_HEAD
@@ -129,7 +133,9 @@ class Store:
         self._code_version: str = bench.__version__
 
     @classmethod
-    def open(cls, url: str | None = None, create: bool = True) -> "Store":
+    def open(cls, url: str | None = None, create: bool = True, readonly: bool = False) -> "Store":
+        """Open and check a store; `readonly` (the web app) writes nothing, not even the WAL switch."""
+        create = create and not readonly
         engine = make_engine(resolve_url(url))
         database = engine.url.database
         if not create and engine.dialect.name == "sqlite" and database not in (None, "", ":memory:") \
@@ -147,7 +153,8 @@ class Store:
             raise BenchError(f"database schema is at revision {state[4:]}, this code needs {SCHEMA_HEAD}: run `bench db upgrade`")
         elif state == "empty":
             raise BenchError(f"{engine.url.render_as_string(hide_password=True)} holds no bench store yet: run a grid or `bench db upgrade` first")
-        _enable_wal(engine)
+        if not readonly:
+            _enable_wal(engine)
         return cls(engine)
 
     @property
@@ -162,11 +169,11 @@ class Store:
                 dirty = "+dirty" if env["git_dirty"] else ""
                 self._code_version = f"{bench.__version__}+g{env['git_sha'][:12]}{dirty}"
             with self.engine.begin() as connection:
+                # insert-if-absent by the unique fingerprint, then read: several drivers starting at
+                # once on one database race here, and the database's uniqueness settles it
+                insert = _dialect_insert(connection)(Environment.__table__).values(**env, created_at=_now())
+                connection.execute(insert.on_conflict_do_nothing(index_elements=["fingerprint"]))
                 found = connection.execute(select(Environment.id).where(Environment.fingerprint == env["fingerprint"])).scalar()
-                if found is None:
-                    found = connection.execute(
-                        Environment.__table__.insert().values(**env, created_at=_now()).returning(Environment.id)
-                    ).scalar()
             self._environment_id = found
         return self._environment_id
 
@@ -186,7 +193,7 @@ class Store:
         key = cell.run_key
         started = datetime.fromtimestamp(record.started_at, timezone.utc).replace(tzinfo=None) if record.started_at else None
         values = dict(
-            run_key=key, method=cell.method, method_config=dict(cell.method_config), task=cell.task,
+            run_key=key, setting_key=cell.setting_key, method=cell.method, method_config=dict(cell.method_config), task=cell.task,
             task_version=record.task_version, task_config=dict(cell.task_config), seed=int(cell.seed),
             hardware=cell.hardware, status=record.status, error=record.error, started_at=started,
             finished_at=_now(), wall_s=record.wall_s, peak_mem_mb=record.peak_mem_mb, runner=runner,

@@ -127,6 +127,10 @@ def load_paper(registry: Registry, slug: str) -> Paper:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as exc:
         raise BenchError(f"{path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("claims", []), list):
+        raise BenchError(f"{path}: expected a mapping with title, methods and a list of claims")
+    if not all(isinstance(c, dict) for c in data.get("claims") or []):
+        raise BenchError(f"{path}: every claim must be a mapping with id, kind, metric, cells, expect")
     methods = data.get("methods") or {}
     for name, info in methods.items():
         registry.listing("method", name)
@@ -150,17 +154,18 @@ def _validate(claim: Claim, registry: Registry, path) -> None:
         for metric in filter(None, (claim.metric, claim.x_metric)):
             if metric not in family.metrics:
                 raise BenchError(f"{path}: claim {claim.id!r}: unknown metric {metric!r}; allowed: {', '.join(family.metrics)}")
-        _cells(group, registry, 1)  # type-checks the configs
+        group_cells(group, registry, 1)  # type-checks the configs
 
 
-def _cells(group: CellGroup, registry: Registry, seeds: int) -> list[Cell]:
+def group_cells(group: CellGroup, registry: Registry, seeds: int) -> list[Cell]:
+    """The cells of one claim group: seeds 0..seeds-1 with the full configs."""
     return [make_cell(registry, Entry(group.method, group.method_config), Entry(group.task, group.task_config), s)
             for s in range(seeds)]
 
 
 def paper_cells(paper: Paper, registry: Registry, seeds: int | None = None) -> list[Cell]:
     """Every cell the paper's claims need (unique, in claim order)."""
-    cells = [c for claim in paper.claims for g in claim.groups for c in _cells(g, registry, seeds or claim.seeds)]
+    cells = [c for claim in paper.claims for g in claim.groups for c in group_cells(g, registry, seeds or claim.seeds)]
     return list(dict.fromkeys(cells))
 
 
@@ -173,7 +178,7 @@ class _Judge:
 
     def __init__(self, claim: Claim, store: Store, registry: Registry, seeds: int):
         self.claim, self.store, self.registry, self.seeds = claim, store, registry, seeds
-        self.group_keys = [[c.run_key for c in _cells(g, registry, seeds)] for g in claim.groups]
+        self.group_keys = [[c.run_key for c in group_cells(g, registry, seeds)] for g in claim.groups]
         done = store.done_keys(k for keys in self.group_keys for k in keys)
         self.done_keys = [[k for k in keys if k in done] for keys in self.group_keys]
         self.metrics = store.metrics(k for keys in self.done_keys for k in keys)
@@ -283,3 +288,74 @@ def _paper_text(c: Claim) -> str:
 
 def evaluate_paper(paper: Paper, store: Store, registry: Registry, seeds: int | None = None) -> list[Verdict]:
     return [_Judge(claim, store, registry, seeds or claim.seeds).verdict() for claim in paper.claims]
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A number a paper reports for a method on a task (drawn beside our bar)."""
+
+    paper: str
+    claim: str
+    method: str
+    task_config: dict[str, Any]  # the full config of the task instance the value is for
+    metric: str
+    value: float
+    approximate: bool
+
+
+def paper_markers(registry: Registry, task: str) -> list[Marker]:
+    """Every paper value (value claims, per-cell paper values) reported on `task`."""
+    markers = []
+    for slug in registry.papers():
+        try:
+            paper = load_paper(registry, slug)
+        except BenchError:
+            continue  # a broken claims file is reported on the paper's page, not here
+        for claim in paper.claims:
+            for group in claim.groups:
+                value = group.paper_value if group.paper_value is not None else (
+                    claim.paper_value if claim.kind == "value" else None)
+                if group.task == task and value is not None:
+                    full_config = dict(group_cells(group, registry, 1)[0].task_config)
+                    markers.append(Marker(slug, claim.id, group.method, full_config, claim.metric,
+                                          float(value), claim.approximate))
+    return markers
+
+
+@dataclass(frozen=True)
+class PaperOverview:
+    slug: str
+    title: str
+    counts: dict[str, int]
+    error: str | None = None
+
+
+VERDICTS = ("reproduced", "partially", "not reproduced", "insufficient seeds", "not run")
+
+
+def overview(store: Store, registry: Registry) -> list[PaperOverview]:
+    """Per paper: how many claims have each verdict (or why its claims file cannot be read)."""
+    rows = []
+    for slug in registry.papers():
+        try:
+            paper = load_paper(registry, slug)
+        except BenchError as exc:
+            rows.append(PaperOverview(slug, slug, {}, str(exc)))
+            continue
+        counts = {v: 0 for v in VERDICTS}
+        for verdict in evaluate_paper(paper, store, registry):
+            counts[verdict.verdict] += 1
+        rows.append(PaperOverview(slug, paper.title, counts))
+    return rows
+
+
+def check_all(registry: Registry) -> list[tuple[str, str | None]]:
+    """(slug, error or None) for every claims file: names, metrics and config keys validated."""
+    results = []
+    for slug in registry.papers():
+        try:
+            load_paper(registry, slug)
+            results.append((slug, None))
+        except BenchError as exc:
+            results.append((slug, str(exc)))
+    return results

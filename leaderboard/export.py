@@ -12,7 +12,8 @@ from bench.registry import Registry
 from bench.store import Store
 from leaderboard.queries import BoardRow, leaderboard_rows
 
-COLUMNS = ("task", "task_label", "method", "config_label", "hardware", "metric", "n", "mean", "std", "ci_low", "ci_high")
+COLUMNS = ("task", "task_label", "method", "config_label", "hardware", "metric", "n", "mean", "std", "ci_low",
+           "ci_high", "ci_method")
 
 
 def _rows(store: Store, registry: Registry, task: str | None) -> list[BoardRow]:
@@ -29,7 +30,7 @@ def to_csv(rows: list[BoardRow]) -> str:
 
 
 def to_json(rows: list[BoardRow]) -> str:
-    return json.dumps([asdict(r) for r in rows], indent=2) + "\n"
+    return json.dumps([{k: v for k, v in asdict(r).items() if k in COLUMNS} for r in rows], indent=2) + "\n"
 
 
 def _fmt(x: float) -> str:

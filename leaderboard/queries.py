@@ -1,47 +1,72 @@
-"""Every aggregation the CLI and the app show, as plain functions over the store."""
+"""Every aggregation the CLI and the app show, as plain functions over the store.
+
+Filters always reach SQL as bound parameters (SQLAlchemy expressions), never as text.
+"""
 
 from __future__ import annotations
 
 import json
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 from sqlalchemy import func, select
 
 from bench.configs import config_dict
 from bench.errors import BenchError
-from bench.models import MetricValue, Run
+from bench.models import CurvePoint, Environment, MetricValue, Run
 from bench.registry import Registry
 from bench.store import Store
+
+SKEW_FOR_BOOTSTRAP = 1.0  # |sample skewness| above this: percentile bootstrap ...
+BOOTSTRAP_SEEDS = range(5, 200)  # ... for this many seeds (from 200 on, the t interval's CLT is fine)
+BOOTSTRAP_RESAMPLES = 2000
 
 
 @dataclass(frozen=True)
 class Summary:
-    """Mean, std and 95% CI of one metric over seeds."""
+    """Mean, std and 95% CI of one metric over seeds; `ci_method` says how the CI was made."""
 
     n: int
     mean: float
     std: float
     ci_low: float
     ci_high: float
+    ci_method: str = "t"
 
 
-def summarize(values: list[float] | np.ndarray) -> Summary:
-    """Student-t 95% interval over seeds (n=1: a point, std 0)."""
+def skewness(x: np.ndarray) -> float:
+    """Sample skewness g1 (0 for fewer than 3 values or no spread)."""
+    if len(x) < 3 or np.std(x) == 0:
+        return 0.0
+    centred = x - x.mean()
+    return float(np.mean(centred**3) / np.mean(centred**2) ** 1.5)
+
+
+def summarize(values: Iterable[float]) -> Summary:
+    """Student-t 95% interval over seeds; a percentile bootstrap when the values are skewed.
+
+    n = 1 gives a point with std 0. The bootstrap is seeded, so the same values always give
+    the same interval.
+    """
     from scipy.special import stdtrit  # scipy.stats costs a second to import; this is the t quantile
 
-    x = np.asarray(values, dtype=float)
+    x = np.asarray(list(values), dtype=float)
     n = len(x)
     if n == 0:
         raise ValueError("no values to summarize")
     mean = float(x.mean())
     if n == 1:
-        return Summary(1, mean, 0.0, mean, mean)
+        return Summary(1, mean, 0.0, mean, mean, "point")
     std = float(x.std(ddof=1))
+    if n in BOOTSTRAP_SEEDS and abs(skewness(x)) > SKEW_FOR_BOOTSTRAP:
+        rng = np.random.default_rng(0)
+        means = x[rng.integers(n, size=(BOOTSTRAP_RESAMPLES, n))].mean(axis=1)
+        low, high = np.quantile(means, [0.025, 0.975])
+        return Summary(n, mean, std, float(low), float(high), "bootstrap")
     half = float(stdtrit(n - 1, 0.975)) * std / math.sqrt(n)
-    return Summary(n, mean, std, mean - half, mean + half)
+    return Summary(n, mean, std, mean - half, mean + half, "t")
 
 
 def config_label(config: dict[str, Any], defaults: dict[str, Any]) -> str:
@@ -90,45 +115,181 @@ class BoardRow:
     std: float
     ci_low: float
     ci_high: float
+    ci_method: str
+    setting_key: str = ""
+    task_config: str = "{}"  # canonical JSON of the full task config
 
 
-def metric_values(store: Store, task: str | None = None, metric: str | None = None) -> list[Any]:
-    """(task, task_config, method, method_config, hardware, seed, name, value) of done runs."""
-    query = (select(Run.task, Run.task_config, Run.method, Run.method_config, Run.hardware, Run.seed,
+def summary_from_sums(n: int, s1: float, s2: float, s3: float) -> Summary | None:
+    """The t interval from Σx, Σx², Σx³ (what SQL aggregates); None when the values are skewed
+    enough that the caller must fetch them for a bootstrap (see `summarize`)."""
+    from scipy.special import stdtrit
+
+    mean = s1 / n
+    if n == 1:
+        return Summary(1, mean, 0.0, mean, mean, "point")
+    m2 = max(s2 / n - mean**2, 0.0)  # central moments from raw ones
+    m3 = s3 / n - 3 * mean * s2 / n + 2 * mean**3
+    if n in BOOTSTRAP_SEEDS and m2 > 0 and abs(m3 / m2**1.5) > SKEW_FOR_BOOTSTRAP:
+        return None
+    std = math.sqrt(m2 * n / (n - 1))
+    half = float(stdtrit(n - 1, 0.975)) * std / math.sqrt(n)
+    return Summary(n, mean, std, mean - half, mean + half, "t")
+
+
+def metric_values(store: Store, task: str | None = None, metric: str | None = None,
+                  hardware: str | None = None) -> list[Any]:
+    """(run_key, task, task_config, method, method_config, hardware, seed, name, value) of done runs."""
+    query = (select(Run.run_key, Run.task, Run.task_config, Run.method, Run.method_config, Run.hardware, Run.seed,
                     MetricValue.name, MetricValue.value)
              .join(MetricValue, MetricValue.run_key == Run.run_key).where(Run.status == "done"))
-    if task is not None:
-        query = query.where(Run.task == task)
-    if metric is not None:
-        query = query.where(MetricValue.name == metric)
+    for column, value in ((Run.task, task), (MetricValue.name, metric), (Run.hardware, hardware)):
+        if value is not None:
+            query = query.where(column == value)
     with store.engine.connect() as connection:
         return list(connection.execute(query))
 
 
-def leaderboard_rows(store: Store, registry: Registry, task: str | None = None) -> dict[tuple[str, str], list[BoardRow]]:
-    """Per (task instance, primary metric): methods ranked best first, with mean/std/CI over seeds."""
-    groups: dict[tuple, list[float]] = {}
-    for row in metric_values(store, task=task):
-        try:
-            family = registry.family(registry.listing("task", row.task).family)
-        except BenchError:
-            continue  # a task no longer registered: nothing to rank it by
-        if row.name != family.primary_metric:
-            continue
-        key = (row.task, json.dumps(row.task_config, sort_keys=True), row.method,
-               json.dumps(row.method_config, sort_keys=True), row.hardware, row.name)
-        groups.setdefault(key, []).append(row.value)
+def _primary(registry: Registry, task: str) -> tuple[str, bool] | None:
+    try:
+        family = registry.family(registry.listing("task", task).family)
+    except BenchError:
+        return None  # a task no longer registered: nothing to rank it by
+    return family.primary_metric, family.metrics[family.primary_metric].higher_is_better
+
+
+def _setting_stats(connection, task: str, metric: str, hardware: str | None, min_seeds: int) -> list[Any]:
+    """Per setting (method x configs x hardware) of `task`: n, Σx, Σx², Σx³ of `metric` over done seeds."""
+    value = MetricValue.value
+    query = (select(Run.setting_key, Run.method, Run.hardware, func.count(), func.sum(value), func.sum(value * value),
+                    func.sum(value * value * value), func.min(Run.run_key))
+             .join(MetricValue, MetricValue.run_key == Run.run_key)
+             .where(Run.task == task, Run.status == "done", MetricValue.name == metric)
+             .group_by(Run.setting_key, Run.method, Run.hardware)
+             .having(func.count() >= min_seeds))
+    if hardware is not None:
+        query = query.where(Run.hardware == hardware)
+    return list(connection.execute(query))
+
+
+def _setting_values(connection, setting: str, metric: str) -> list[float]:
+    query = (select(MetricValue.value).join(Run, MetricValue.run_key == Run.run_key)
+             .where(Run.setting_key == setting, Run.status == "done", MetricValue.name == metric))
+    return list(connection.execute(query).scalars())
+
+
+def leaderboard_rows(store: Store, registry: Registry, task: str | None = None, hardware: str | None = None,
+                     min_seeds: int = 1) -> dict[tuple[str, str], list[BoardRow]]:
+    """Per (task instance, primary metric): methods ranked best first, with mean/std/CI over seeds.
+
+    Aggregated in SQL by setting (GROUP BY setting_key); only skewed settings fetch their values.
+    """
     board: dict[tuple[str, str], list[BoardRow]] = {}
-    for (task_name, task_cfg, method, method_cfg, hardware, metric), values in groups.items():
-        family = registry.family(registry.listing("task", task_name).family)
-        task_label = config_label(json.loads(task_cfg), defaults_of(registry, "task", task_name))
-        s = summarize(values)
-        higher = family.metrics[metric].higher_is_better
-        row = BoardRow(task_name, task_label, method,
-                       config_label(json.loads(method_cfg), defaults_of(registry, "method", method)),
-                       hardware, metric, higher, s.n, s.mean, s.std, s.ci_low, s.ci_high)
-        title = task_name + (f" [{task_label}]" if task_label else "")
-        board.setdefault((title, metric), []).append(row)
+    with store.engine.connect() as connection:
+        tasks = [task] if task is not None else list(connection.execute(select(Run.task).distinct()).scalars())
+        for task_name in tasks:
+            primary = _primary(registry, task_name)
+            if primary is None:
+                continue
+            metric, higher = primary
+            stats = _setting_stats(connection, task_name, metric, hardware, min_seeds)
+            if not stats:
+                continue
+            configs = {r.run_key: r for r in connection.execute(
+                select(Run.run_key, Run.method_config, Run.task_config).where(Run.run_key.in_([s[7] for s in stats])))}
+            task_defaults = defaults_of(registry, "task", task_name)
+            for setting, method, hw, n, s1, s2, s3, example in stats:
+                summary = summary_from_sums(n, s1, s2, s3) or summarize(_setting_values(connection, setting, metric))
+                task_config = configs[example].task_config
+                task_label = config_label(task_config, task_defaults)
+                row = BoardRow(task_name, task_label, method,
+                               config_label(configs[example].method_config, defaults_of(registry, "method", method)),
+                               hw, metric, higher, summary.n, summary.mean, summary.std, summary.ci_low,
+                               summary.ci_high, summary.ci_method, setting, json.dumps(task_config, sort_keys=True))
+                board.setdefault((task_name + (f" [{task_label}]" if task_label else ""), metric), []).append(row)
     for rows in board.values():
         rows.sort(key=lambda r: -r.mean if r.higher_is_better else r.mean)
     return dict(sorted(board.items()))
+
+
+def hardware_kinds(store: Store) -> list[str]:
+    with store.engine.connect() as connection:
+        return sorted(connection.execute(select(Run.hardware).distinct()).scalars())
+
+
+def mean_curve(store: Store, run_keys: Iterable[str], name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(steps, mean, std) of a curve over runs, on the steps every run recorded."""
+    keys = list(run_keys)
+    query = (select(CurvePoint.run_key, CurvePoint.step, CurvePoint.value)
+             .where(CurvePoint.run_key.in_(keys), CurvePoint.name == name))
+    per_run: dict[str, dict[int, float]] = {}
+    with store.engine.connect() as connection:
+        for key, step, value in connection.execute(query):
+            per_run.setdefault(key, {})[int(step)] = float(value)
+    if not per_run:
+        return np.array([]), np.array([]), np.array([])
+    steps = sorted(set.intersection(*(set(c) for c in per_run.values())))
+    values = np.array([[c[s] for s in steps] for c in per_run.values()])  # (runs, steps)
+    return np.array(steps), values.mean(axis=0), values.std(axis=0)
+
+
+def curve_names(store: Store, run_keys: Iterable[str]) -> list[str]:
+    keys = list(run_keys)
+    with store.engine.connect() as connection:
+        return sorted(connection.execute(select(CurvePoint.name).where(CurvePoint.run_key.in_(keys)).distinct()).scalars())
+
+
+RUN_COLUMNS = ("run_key", "method", "task", "seed", "hardware", "status", "wall_s", "finished_at", "runner")
+
+
+def runs_table(store: Store, method: str | None = None, task: str | None = None, status: str | None = None,
+               hardware: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
+    """The newest runs matching the filters, as plain dicts (for the explorer and CSV)."""
+    query = select(*(getattr(Run, c) for c in RUN_COLUMNS), Run.method_config, Run.task_config).order_by(Run.id.desc())
+    for column, value in ((Run.method, method), (Run.task, task), (Run.status, status), (Run.hardware, hardware)):
+        if value is not None:
+            query = query.where(column == value)
+    with store.engine.connect() as connection:
+        rows = connection.execute(query.limit(limit)).mappings().all()
+    return [dict(r) for r in rows]
+
+
+def run_detail(store: Store, run_key: str) -> dict[str, Any] | None:
+    """One run with its metrics and the environment it ran in."""
+    with store.engine.connect() as connection:
+        run = connection.execute(select(Run).where(Run.run_key == run_key)).mappings().first()
+        if run is None:
+            return None
+        environment = None
+        if run["environment_id"] is not None:
+            environment = connection.execute(
+                select(Environment).where(Environment.id == run["environment_id"])).mappings().first()
+        metrics = {r.name: r.value for r in connection.execute(select(MetricValue).where(MetricValue.run_key == run_key))}
+    return {"run": dict(run), "metrics": metrics, "environment": dict(environment) if environment else None}
+
+
+@dataclass(frozen=True)
+class Completeness:
+    total: int
+    done: int
+    failed: int
+    other: int  # timeout, skipped, infeasible, ...
+    missing: int
+
+    @property
+    def fraction_done(self) -> float:
+        return self.done / self.total if self.total else 1.0
+
+
+def completeness(store: Store, run_keys: Iterable[str]) -> Completeness:
+    """How much of a grid (its cells' run_keys) is stored, by status."""
+    keys = list(dict.fromkeys(run_keys))
+    statuses: dict[str, str] = {}
+    with store.engine.connect() as connection:
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            statuses.update(connection.execute(select(Run.run_key, Run.status).where(Run.run_key.in_(chunk))).all())
+    counts = {"done": 0, "failed": 0}
+    for status in statuses.values():
+        counts[status if status in counts else "other"] = counts.get(status if status in counts else "other", 0) + 1
+    return Completeness(len(keys), counts["done"], counts["failed"], counts.get("other", 0), len(keys) - len(statuses))

@@ -154,3 +154,14 @@ def test_interrupted_grid_reruns_to_completion_without_duplicates(tmp_path):
     rerun = bench(*args, db=db, check=0)
     assert f"{kept} already done" in rerun.stderr
     assert rows(db, "SELECT COUNT(*), COUNT(DISTINCT run_key), SUM(status = 'done') FROM runs") == [(60, 60, 60)]
+
+
+def test_claims_check_validates_every_claims_file():
+    proc = bench("claims", "--check", check=0)
+    for slug in ("clipped-sgd-performative", "best-of-n-kl", "cmdp-bobw"):
+        assert f"{slug}: ok" in proc.stdout
+
+
+def test_leaderboard_refuses_a_bad_store_before_starting(tmp_path):
+    proc = bench("leaderboard", "--db", f"sqlite:///{tmp_path / 'missing.db'}", check=2)
+    assert "no bench store" in proc.stderr and not (tmp_path / "missing.db").exists()

@@ -1,0 +1,44 @@
+"""runs.setting_key: sha256 of the cell without its seed, so aggregation over seeds is a GROUP BY.
+
+Revision ID: 0002_setting_key
+Revises: 0001_initial
+Create Date: 2026-12-02
+"""
+
+import json
+
+import sqlalchemy as sa
+from alembic import op
+
+from bench.spec import setting_key
+
+revision = "0002_setting_key"
+down_revision = "0001_initial"
+branch_labels = None
+depends_on = None
+
+
+def _as_dict(value):
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("runs") as batch:
+        batch.add_column(sa.Column("setting_key", sa.String(64)))
+        batch.create_index("ix_runs_setting_key", ["setting_key"])
+    connection = op.get_bind()
+    runs = sa.table("runs", sa.column("id", sa.Integer), sa.column("method", sa.String),
+                    sa.column("method_config", sa.JSON), sa.column("task", sa.String),
+                    sa.column("task_config", sa.JSON), sa.column("hardware", sa.String),
+                    sa.column("setting_key", sa.String))
+    rows = connection.execute(sa.select(runs.c.id, runs.c.method, runs.c.method_config, runs.c.task,
+                                        runs.c.task_config, runs.c.hardware)).all()
+    for row in rows:  # backfill: the same key the store computes for new runs
+        key = setting_key(row.method, _as_dict(row.method_config), row.task, _as_dict(row.task_config), row.hardware)
+        connection.execute(runs.update().where(runs.c.id == row.id).values(setting_key=key))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("runs") as batch:
+        batch.drop_index("ix_runs_setting_key")
+        batch.drop_column("setting_key")

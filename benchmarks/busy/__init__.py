@@ -1,0 +1,1 @@
+"""Helpers of benchmarks/ray_grid.py (importable by Ray workers through PYTHONPATH)."""

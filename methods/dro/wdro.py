@@ -1,0 +1,42 @@
+"""Vanilla Wasserstein DRO, the baseline KG-WDRO modifies (spec shared/papers/kg-wdro.md §2).
+
+Cost ‖x − u‖_q^r + ∞·|y − v| on the target sample alone; classical equivalences:
+  regression (Blanchet, Kang & Murthy 2019)        min_β ( sqrt(MSE_N(β)) + √δ‖β‖_p )²
+      (p = 1: square-root lasso; p = 2: square-root ridge)
+  classification (Shafieezadeh-Abadeh, Kuhn & Esfahani 2015)  min_β (1/N)Σ log(1 + e^{−y_i xᵢᵀβ}) + δ‖β‖_p
+It shrinks towards 0, the conservativeness KG-WDRO targets. Same solver and δ selection as
+KG-WDRO (methods/dro/_common.py with Θ empty), same p as the design.
+
+Fidelity: faithful to the classical equivalences (they are textbook results); as used in
+arXiv 2502.08146 §5 the δ grid (logspace(−4, 1, 20)) is UNVERIFIED; no intercept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from bench.context import RunContext
+from bench.registry import method
+from methods.dro import _common
+from tasks.dro import Problem, Result
+
+# a short run, for the conformance suite (tests/test_conformance.py)
+SMOKE = {"n_delta": 3}
+
+
+@dataclass(frozen=True)
+class Config:
+    delta_min: float = 1e-4       # smallest radius δ of the validation grid (UNVERIFIED; spec §3.4)
+    delta_max: float = 10.0       # largest radius δ of the grid
+    n_delta: int = 20             # number of grid points (log-spaced)
+    delta: float | None = None    # δ, a fixed radius (skips the validation search)
+    p: int | None = None          # p of ‖β‖_p; None: the design's
+
+
+@method(family="dro", config=Config)
+def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+    no_knowledge = np.zeros((problem.dim, 0))
+    coef, delta = _common.fit_wdro(problem, no_knowledge, config)
+    return Result(coef=np.asarray(coef, dtype=float), tuning=delta)

@@ -1,0 +1,266 @@
+"""The Ray runner: each cell a Ray task running the same `execute(cell)` as the local runner.
+
+`run_cells(cells, store, registry, address=...)`: no address starts a local Ray, `auto` joins a
+running cluster, `HOST:PORT` a given one. Each task gets `.options(num_cpus, num_gpus, memory,
+resources)` from the method's declared `Resources` and the cell's hardware (`cpu`; `cuda`: at
+least one GPU; `cuda:a100`: also the custom resource `accelerator_type:A100`, which Ray sets on
+nodes with that GPU class). Before anything is submitted each cell is checked against the
+cluster's nodes: a cell no node can hold is stored as `infeasible` with the reason instead of
+waiting forever. Only this driver writes to the store, as each cell finishes.
+
+The driver keeps at most as many cells in flight as the cluster's totals hold, so a submitted
+cell is running (not queued inside Ray) and its hard timeout counts from submission (on a
+cluster shared with other jobs, time queued behind them counts too). A cell past the timeout is
+cancelled (its worker killed) and stored as `timeout`. A worker or node that dies, or a task
+killed for memory, is retried (transient); an exception inside a method is a `failed` record
+returned by `execute`, which Ray sees as success, so it is never retried. Ctrl-C cancels the
+cells in flight; everything finished is already stored, and a rerun (either runner) resumes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Callable
+
+from bench.errors import BenchError
+from bench.execute import execute
+from bench.registry import Listing, Registry
+from bench.spec import Cell, RunRecord
+from bench.store import Store
+from runners.local import OnRecord, Summary, pending_cells
+
+TRANSIENT = ("WorkerCrashedError", "NodeDiedError", "OutOfMemoryError", "ObjectLostError", "LocalRayletDiedError")
+OnStatus = Callable[[dict], None]  # {"done", "failed", "running", "pending", ...} counts
+
+
+def cell_options(cell: Cell, registry: Registry) -> dict:
+    """Ray task options from the method's Resources and the cell's hardware."""
+    need = registry.method(cell.method).spec.resources
+    options: dict = {"num_cpus": float(need.cpus), "num_gpus": 0.0, "resources": {}}
+    if need.memory_gb:
+        options["memory"] = int(need.memory_gb * 1024**3)
+    kind, _, gpu_class = cell.hardware.partition(":")
+    if kind == "cuda":
+        options["num_gpus"] = float(max(need.gpus, 1.0))
+        if gpu_class:
+            options["resources"][f"accelerator_type:{gpu_class.upper()}"] = 0.001
+    return options
+
+
+def _demand(options: dict) -> dict[str, float]:
+    demand = {"CPU": options["num_cpus"], "GPU": options["num_gpus"], "memory": float(options.get("memory", 0))}
+    demand.update(options["resources"])
+    return {k: v for k, v in demand.items() if v > 0}
+
+
+def _describe(demand: dict[str, float]) -> str:
+    parts = []
+    for name, value in demand.items():
+        if name == "memory":
+            parts.append(f"{value / 1024**3:.3g} GB memory")
+        elif name.startswith("accelerator_type:"):
+            parts.append(f"a {name.split(':', 1)[1]} GPU")
+        else:
+            parts.append(f"{value:g} {name}")
+    return ", ".join(parts)
+
+
+def infeasibility(demand: dict[str, float], nodes: list[dict[str, float]]) -> str | None:
+    """Why no node of the cluster can ever run a task with this demand, or None."""
+    if any(all(node.get(k, 0.0) >= v for k, v in demand.items()) for node in nodes):
+        return None
+    have = "; ".join(_describe({k: v for k, v in n.items() if k in ("CPU", "GPU", "memory") or k.startswith("accelerator_type:")})
+                     for n in nodes) or "no alive node"
+    missing = sorted({k for k, v in demand.items() if not any(n.get(k, 0.0) >= v for n in nodes)})
+    hint = " (this cluster has no GPU)" if "GPU" in missing and not any(n.get("GPU") for n in nodes) else ""
+    return f"infeasible on this Ray cluster: the cell needs {_describe(demand)}; no node has enough {', '.join(missing)}{hint}; nodes: {have}"
+
+
+def connect(address: str | None, runtime_env: dict | None = None, num_cpus: int | None = None) -> None:
+    """ray.init: a local Ray (no address), `auto`, or HOST:PORT; BenchError if unreachable."""
+    import ray
+
+    if address and address.startswith(("http://", "https://")):
+        raise BenchError(f"Ray address {address!r} is a dashboard (job API) address; `bench grid --address` takes "
+                         f"the GCS address HOST:6379 or `auto` (use `bench submit --address {address}` for jobs)")
+    if ray.is_initialized():
+        return
+    os.environ.setdefault("RAY_DEDUP_LOGS", "0")
+    kwargs: dict = {"log_to_driver": False, "runtime_env": runtime_env or None}
+    if address:
+        if address != "auto":
+            _check_reachable(address)
+        kwargs["address"] = address
+    elif not os.environ.get("RAY_ADDRESS"):  # set inside a Ray job: ray.init() joins that cluster
+        # "local": a new Ray of its own, even where `ray start` runs on this machine
+        kwargs.update(address="local", include_dashboard=False, num_cpus=num_cpus)
+    try:
+        ray.init(**kwargs)
+    except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
+        ray.shutdown()
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise BenchError(f"cannot reach a Ray cluster at {address or 'a new local Ray'}: {first}") from None
+
+
+def _check_reachable(address: str) -> None:
+    """Fail fast on a GCS address nothing listens on (ray.init would retry for minutes)."""
+    import socket
+
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise BenchError(f"bad Ray address {address!r}: use HOST:PORT (the head's GCS port, 6379 by default) or auto")
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as exc:
+        raise BenchError(f"cannot reach a Ray cluster at {address}: {exc.strerror or exc} (is `ray start --head` running there?)") from None
+
+
+def _registry_payload(registry: Registry) -> tuple[str, tuple[Listing, ...], str]:
+    listings = tuple(registry.listings)
+    token = hashlib.sha256(repr(listings).encode()).hexdigest()[:16]
+    return token, listings, str(registry.papers_dir)
+
+
+_WORKER_REGISTRIES: dict[str, Registry] = {}
+
+
+def _execute_remote(cell: Cell, payload, timeout_s: float | None) -> RunRecord:
+    """Body of the Ray task: rebuild the registry once per worker process, then execute."""
+    from pathlib import Path
+
+    token, listings, papers_dir = payload
+    registry = _WORKER_REGISTRIES.get(token)
+    if registry is None:
+        registry = _WORKER_REGISTRIES[token] = Registry(list(listings), Path(papers_dir))
+    return execute(cell, registry, timeout_s)
+
+
+@dataclass
+class _InFlight:
+    cell: Cell
+    attempt: int
+    started: float  # monotonic
+    wall_start: float  # unix
+    demand: dict[str, float]
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Worker or node died, or killed for memory: worth another try. Anything else is not."""
+    return any(c.__name__ in TRANSIENT for c in type(exc).__mro__)
+
+
+def run_cells(cells: list[Cell], store: Store, registry: Registry, address: str | None = None,
+              timeout: float | None = None, force: bool = False, on_record: OnRecord | None = None,
+              on_status: OnStatus | None = None, retries: int = 2, runtime_env: dict | None = None,
+              num_cpus: int | None = None) -> Summary:
+    """Run the cells on Ray, storing each as it finishes; returns the counts per status."""
+    todo, already = pending_cells(cells, store, force)
+    summary = Summary(already_done=already)
+    if not todo:
+        return summary
+    connect(address, runtime_env, num_cpus)
+    import ray
+
+    counts = {"running": 0, "pending": len(todo)}
+
+    def finish(record: RunRecord) -> None:
+        if not record.task_version:
+            record.task_version = registry.task(record.cell.task).version
+        store.save(record, runner="ray")
+        summary.add(record)
+        counts[record.status] = counts.get(record.status, 0) + 1
+        if on_record:
+            on_record(record)
+
+    def status() -> None:
+        if on_status:
+            on_status(dict(counts))
+
+    nodes = [n["Resources"] for n in ray.nodes() if n.get("Alive")]
+    totals: dict[str, float] = {}
+    for node in nodes:
+        for k, v in node.items():
+            totals[k] = totals.get(k, 0.0) + v
+    queue: deque[tuple[Cell, int, dict, dict]] = deque()
+    for cell in todo:
+        options = cell_options(cell, registry)
+        demand = _demand(options)
+        reason = infeasibility(demand, nodes)
+        if reason:
+            counts["pending"] -= 1
+            finish(RunRecord(cell, "infeasible", error=reason, started_at=time.time(), wall_s=0.0))
+        else:
+            queue.append((cell, 1, options, demand))
+    status()
+
+    remote = ray.remote(_execute_remote)
+    payload = ray.put(_registry_payload(registry))
+    used: dict[str, float] = {}
+    inflight: dict = {}
+
+    def fits(demand: dict[str, float]) -> bool:
+        return not inflight or all(used.get(k, 0.0) + v <= totals.get(k, 0.0) + 1e-9 for k, v in demand.items())
+
+    def submit() -> None:
+        while queue and fits(queue[0][3]):
+            cell, attempt, options, demand = queue.popleft()
+            ref = remote.options(max_retries=0, retry_exceptions=False, name=f"bench:{cell.method}:{cell.seed}",
+                                 **options).remote(cell, payload, timeout)
+            inflight[ref] = _InFlight(cell, attempt, time.monotonic(), time.time(), demand)
+            for k, v in demand.items():
+                used[k] = used.get(k, 0.0) + v
+            counts["pending"] -= 1
+            counts["running"] += 1
+
+    def release(ref) -> _InFlight:
+        job = inflight.pop(ref)
+        for k, v in job.demand.items():
+            used[k] -= v
+        counts["running"] -= 1
+        return job
+
+    try:
+        submit()
+        status()
+        while inflight:
+            wait_s = 1.0
+            if timeout:
+                next_deadline = min(j.started for j in inflight.values()) + timeout
+                wait_s = max(0.0, min(wait_s, next_deadline - time.monotonic()))
+            ready, _ = ray.wait(list(inflight), num_returns=1, timeout=wait_s)
+            for ref in ready:
+                job = release(ref)
+                try:
+                    finish(ray.get(ref))
+                except Exception as exc:  # noqa: BLE001 - the task itself failed (not the method)
+                    elapsed = time.monotonic() - job.started
+                    if is_transient(exc) and job.attempt <= retries:
+                        counts["pending"] += 1
+                        queue.appendleft((job.cell, job.attempt + 1, cell_options(job.cell, registry), job.demand))
+                    else:
+                        first = (str(exc).strip().splitlines() or [""])[0]
+                        kind = "transient, " if is_transient(exc) else ""
+                        finish(RunRecord(job.cell, "failed", error=(
+                            f"{type(exc).__name__} ({kind}attempt {job.attempt} of {retries + 1 if is_transient(exc) else 1}): {first}"),
+                            started_at=job.wall_start, wall_s=elapsed))
+            if timeout:
+                now = time.monotonic()
+                for ref in [r for r, j in inflight.items() if now - j.started >= timeout]:
+                    ray.cancel(ref, force=True)
+                    job = release(ref)
+                    elapsed = now - job.started
+                    finish(RunRecord(job.cell, "timeout", error=f"cancelled after {elapsed:.1f} s: exceeded --timeout {timeout:g} s",
+                                     started_at=job.wall_start, wall_s=elapsed))
+            submit()
+            status()
+    finally:
+        for ref in list(inflight):  # Ctrl-C or an error in the driver: stop what still runs
+            try:
+                ray.cancel(ref, force=True)
+            except Exception:  # noqa: BLE001 - best effort while leaving
+                pass
+    return summary

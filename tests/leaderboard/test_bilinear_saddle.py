@@ -1,0 +1,89 @@
+"""Borodich, Gasnikov & Kovalev (ICML 2025) end to end: the claims file, `bench reproduce`, verdicts."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from bench.registry import Registry
+from leaderboard.claims import load_paper, paper_cells
+
+PAPER = "bilinear-saddle"
+
+# Regression pin of the verdicts (3 seeds, d = 50, ε = 1e-8). Every complexity claim holds on the
+# spec's instances; the one "not reproduced" is the reconstruction's known limitation: on random
+# bases its ∇f count drifts like log(L_xy/μ_xy) (+11 % over a 16× coupling range, slope 0.038).
+EXPECTED = {
+    "new-class-linear-convergence": "reproduced",
+    "new-class-linear-fit-bgk": "reproduced",
+    "new-class-linear-fit-eg": "reproduced",
+    "new-class-linear-fit-tail": "reproduced",
+    "new-class-error-decreases": "reproduced",
+    "grad-f-sqrt-kappa-x": "reproduced",
+    "grad-g-sqrt-kappa-y": "reproduced",
+    "eg-grad-f-linear-in-kappa": "reproduced",
+    "fewest-grad-f-new-class": "reproduced",
+    "separation-grad-f-flat": "reproduced",
+    "separation-matvec-grows": "reproduced",
+    "constrained-opapc-order": "reproduced",
+    "constrained-opapc-baseline-order": "reproduced",
+    "bilinear-matvec-linear": "reproduced",
+    "bilinear-eg-quadratic": "reproduced",
+    "separation-grad-f-flat-random-bases": "not reproduced",
+}
+METHODS = {"bgk_separated", "apdg", "opapc", "extragradient", "optimistic_gda", "pdhg", "saddle_gda"}
+
+
+def test_claims_file_is_valid_and_complete():
+    registry = Registry.discover()
+    paper = load_paper(registry, PAPER)
+    assert [c.id for c in paper.claims] == list(EXPECTED)
+    assert set(paper.methods) == METHODS
+    assert all(info["fidelity"] and info.get("deviations") for info in paper.methods.values())
+    assert paper.methods["bgk_separated"]["fidelity"] == "reconstructed"
+    assert all(c.seeds >= 3 and c.scale == "cpu-full" for c in paper.claims)
+    assert len(paper_cells(paper, registry)) == 30 * 3
+
+
+def _bench(*args, db):
+    env = {**os.environ, "BENCH_DB_URL": f"sqlite:///{db}", "COLUMNS": "400"}
+    return subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True, text=True, env=env, timeout=1800)
+
+
+def _verdicts(stdout: str) -> dict[str, str]:
+    found = {}
+    for line in stdout.splitlines():
+        words = line.split()
+        if words and words[0] in EXPECTED:
+            for verdict in ("not reproduced", "reproduced", "partially", "not run", "insufficient seeds"):
+                if f" {verdict} " in line:
+                    found[words[0]] = verdict
+                    break
+    return found
+
+
+def test_one_claim_end_to_end(tmp_path):
+    # extragradient is linear in the new class: 2 cells x 3 seeds, a few seconds
+    db = tmp_path / "eg.db"
+    for config in ([], ["--set", "task.aligned=true"]):
+        run = _bench("run", "-m", "extragradient", "-t", "saddle_coupling_curvature", "--seeds", "0-2", *config, db=db)
+        assert run.returncode == 0, run.stderr[-2000:]
+    verdicts = _verdicts(_bench("claims", "--paper", PAPER, db=db).stdout)
+    assert verdicts["new-class-linear-fit-eg"] == "reproduced"
+    assert verdicts["new-class-linear-fit-bgk"] == "not run"
+    assert verdicts["new-class-linear-convergence"] == "not run"
+
+
+@pytest.mark.slow
+def test_reproduce_then_claims(tmp_path):
+    db = tmp_path / "paper.db"
+    run = _bench("reproduce", PAPER, "--workers", "2", db=db)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "90 done" in run.stderr
+    assert _verdicts(run.stdout) == EXPECTED
+    claims = _bench("claims", "--paper", PAPER, db=db)
+    assert claims.returncode == 0 and _verdicts(claims.stdout) == EXPECTED
+    assert claims.stdout.count("measured at cpu-full, 3 seed(s)") == len(EXPECTED)
+    again = _bench("reproduce", PAPER, db=db)
+    assert "90 already done" in again.stderr

@@ -1,0 +1,109 @@
+"""Cluster submission end to end: a local Ray head on loopback, `bench submit` of a small grid
+through the job API, and its results found in a real PostgreSQL (tests/pg.py)."""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from bench.errors import BenchError
+from bench.store import Store
+from tests.pg import pg_server_url, pg_url  # noqa: F401 - fixtures
+
+pytest.importorskip("ray")
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def ray_head():
+    """`ray start --head --block` on 127.0.0.1 with ports of its own; stopped by its own pid."""
+    temp = tempfile.mkdtemp(prefix="rayh", dir="/tmp")  # short: Ray's socket paths have a length limit
+    gcs, dashboard = _free_port(), _free_port()
+    ports = {"--ray-client-server-port": _free_port(), "--dashboard-agent-listen-port": _free_port(),
+             "--dashboard-agent-grpc-port": _free_port(), "--metrics-export-port": _free_port(),
+             "--runtime-env-agent-port": _free_port(), "--node-manager-port": _free_port(),
+             "--object-manager-port": _free_port()}
+    command = [str(BIN / "ray"), "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={gcs}",
+               "--include-dashboard=true", "--dashboard-host=127.0.0.1", f"--dashboard-port={dashboard}",
+               "--num-cpus=2", "--num-gpus=0", f"--temp-dir={temp}", "--disable-usage-stats",
+               *(f"{k}={v}" for k, v in ports.items())]
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env.pop("RAY_ADDRESS", None)
+    env["RAY_AUTH_MODE"] = "disabled"  # loopback only; a real cluster keeps Ray's token authentication
+    log = open(Path(temp) / "head.log", "w")
+    head = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    address = f"http://127.0.0.1:{dashboard}"
+    deadline = time.monotonic() + 180
+    from ray.job_submission import JobSubmissionClient
+
+    while True:
+        if head.poll() is not None:
+            pytest.fail(f"ray start --head exited with {head.returncode}: {(Path(temp) / 'head.log').read_text()[-2000:]}")
+        try:
+            JobSubmissionClient(address).list_jobs()
+            break
+        except Exception as exc:  # noqa: BLE001 - not up yet
+            if time.monotonic() > deadline:
+                head.kill()
+                pytest.fail(f"the Ray head's job API did not come up in 180 s ({exc}): {(Path(temp) / 'head.log').read_text()[-1000:]}")
+            time.sleep(1)
+    yield address
+    head.send_signal(signal.SIGTERM)  # --block: ray start stops the processes it started
+    try:
+        head.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(head.pid, signal.SIGKILL)
+        head.wait()
+    log.close()
+    shutil.rmtree(temp, ignore_errors=True)
+
+
+def _bench(*args, env=None, timeout=300):
+    return subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, **(env or {})}, timeout=timeout)
+
+
+def test_submitted_grid_runs_on_the_cluster_and_lands_in_postgres(ray_head, pg_url):
+    sent = _bench("submit", "--address", ray_head, "--python", sys.executable, "--db", pg_url, "--",
+                  "grid", "-m", "sgd", "-m", "pcsgd", "-t", "performative", "--set", "T=2000", "--seeds", "0-2")
+    assert sent.returncode == 0, sent.stderr
+    job = sent.stdout.strip()
+    assert job.startswith("raysubmit_") and f"submitted {job}" in sent.stderr
+    followed = _bench("jobs", "--address", ray_head, job, "--follow", timeout=600)
+    assert followed.returncode == 0, followed.stdout[-3000:] + followed.stderr
+    assert f"job {job}: SUCCEEDED" in followed.stderr and "6 done" in followed.stdout  # the grid's own summary
+    listed = _bench("jobs", "--address", ray_head)
+    assert listed.returncode == 0 and job in listed.stdout and "SUCCEEDED" in listed.stdout
+    runs = Store.open(pg_url).runs()
+    assert len(runs) == 6 and {r.status for r in runs} == {"done"} and {r.runner for r in runs} == {"ray"}
+    assert sorted((r.method, r.seed) for r in runs) == [(m, s) for m in ("pcsgd", "sgd") for s in range(3)]
+
+
+def test_submission_errors_are_one_line(ray_head):
+    relative = _bench("submit", "--address", ray_head, "--db", "sqlite:///bench.db", "--", "grid", "-m", "sgd", "-t", "performative")
+    assert relative.returncode == 2 and "needs a shared database" in relative.stderr
+    nowhere = _bench("submit", "--address", "http://127.0.0.1:1", "--db", "postgresql+psycopg://u@127.0.0.1/b", "--", "list", "methods")
+    assert nowhere.returncode == 2 and nowhere.stderr.startswith("error: cannot reach the Ray job API at http://127.0.0.1:1")
+    assert len(nowhere.stderr.splitlines()) == 1
+    unknown = _bench("jobs", "--address", ray_head, "raysubmit_nosuchjob")
+    assert unknown.returncode == 2 and "no job 'raysubmit_nosuchjob'" in unknown.stderr
+    from bench.cluster import job_entrypoint
+
+    assert job_entrypoint(["grid", "-m", "a b"]) == "python -m bench grid -m 'a b' --runner ray"
+    assert job_entrypoint(["grid", "--runner", "local"]) == "python -m bench grid --runner local"
+    with pytest.raises(BenchError, match="nothing to submit"):
+        job_entrypoint([])
