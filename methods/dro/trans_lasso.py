@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.linear_model import LassoCV
 
 from bench.context import RunContext
 from bench.registry import method
@@ -43,6 +42,8 @@ def skip(problem: Problem, config: Config) -> str | None:
 
 @method(family="dro", config=Config, skip=skip)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+    from sklearn.linear_model import LassoCV  # imported on use: the leaderboard imports method modules for their Configs only
+
     x_pool, y_pool = _transfer.pooled(problem)
     folds = np.arange(y_pool.size) % config.folds
     ctx.rng.shuffle(folds)

@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.linear_model import RidgeCV
 
 from bench.context import RunContext
 from bench.registry import method
@@ -42,6 +41,8 @@ def skip(problem: Problem, config: Config) -> str | None:
 
 @method(family="dro", config=Config, skip=skip)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+    from sklearn.linear_model import RidgeCV  # imported on use: the leaderboard imports method modules for their Configs only
+
     alphas = np.logspace(np.log10(config.alpha_min), np.log10(config.alpha_max), config.n_alpha)
     x_pool, y_pool = _transfer.pooled(problem)
     w = RidgeCV(alphas=alphas, fit_intercept=False).fit(x_pool, y_pool).coef_.copy()
