@@ -355,6 +355,8 @@ def reproduce(
     paper: Annotated[str, typer.Argument(help="Paper slug (bench list papers).")],
     seeds: Annotated[Optional[int], typer.Option(help="Seeds per cell (default: each claim's own).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List the cells, run nothing.")] = False,
+    runner: Annotated[str, typer.Option(help="local or ray.")] = "local",
+    address: Annotated[Optional[str], typer.Option(help="Ray: none starts a local Ray, auto joins a running one.")] = None,
     workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
     timeout: Annotated[Optional[float], typer.Option(help="Hard limit per cell, seconds.")] = None,
     db: DbOption = None,
@@ -363,6 +365,8 @@ def reproduce(
     from bench.store import Store
     from leaderboard.claims import evaluate_paper, load_paper, paper_cells
 
+    if runner not in ("local", "ray"):
+        raise BenchError(f"unknown runner {runner!r}; allowed: local, ray")
     registry = _registry()
     spec = load_paper(registry, paper)
     cells = paper_cells(spec, registry, seeds=seeds)
@@ -372,7 +376,8 @@ def reproduce(
         out.print(f"{len(cells)} cells")
         return
     store = Store.open(db)
-    _report_summary(_progress_runner(cells, store, registry, workers, timeout, force=False))
+    _report_summary(_progress_runner(cells, store, registry, workers, timeout, force=False, runner=runner,
+                                     address=address))
     _print_verdicts(spec, evaluate_paper(spec, store, registry, seeds=seeds))
 
 

@@ -124,7 +124,7 @@ def load_paper(registry: Registry, slug: str) -> Paper:
     """Read and validate a claims file against the registry (names, metrics, config keys)."""
     path = registry.paper_path(slug)
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml: 10x
     except yaml.YAMLError as exc:
         raise BenchError(f"{path} is not valid YAML: {str(exc).splitlines()[0]}") from None
     if not isinstance(data, dict) or not isinstance(data.get("claims", []), list):
