@@ -1,11 +1,8 @@
 """Best-of-n (Beirami et al., ICML 2025) end to end: `bench reproduce` runs the claims' cells, `bench claims` judges them."""
 
-import os
-import subprocess
-import sys
-
 from bench.registry import Registry
 from leaderboard.claims import load_paper, paper_cells
+from tests.leaderboard.paper_cli import bench, verdicts
 
 PAPER = "best-of-n-kl"
 TABLE_IDS = [f"table-{kind}-L{L}-n{n}" for kind in ("exact", "estimator") for L in (10, 100, 1000)
@@ -85,20 +82,11 @@ def test_table_claims_carry_the_spec_values():
 
 
 def _bench(*args, db):
-    env = {**os.environ, "BENCH_DB_URL": f"sqlite:///{db}", "COLUMNS": "400"}
-    return subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True, text=True, env=env, timeout=900)
+    return bench(*args, db=db)
 
 
 def _verdicts(stdout: str) -> dict[str, str]:
-    found = {}
-    for line in stdout.splitlines():
-        words = line.split()
-        if words and words[0] in EXPECTED:
-            for verdict in ("not reproduced", "reproduced", "partially", "not run", "insufficient seeds"):
-                if f" {verdict} " in line:
-                    found[words[0]] = verdict
-                    break
-    return found
+    return verdicts(stdout, EXPECTED)
 
 
 def test_reproduce_then_claims(tmp_path):

@@ -1,13 +1,10 @@
 """Borodich, Gasnikov & Kovalev (ICML 2025) end to end: the claims file, `bench reproduce`, verdicts."""
 
-import os
-import subprocess
-import sys
-
 import pytest
 
 from bench.registry import Registry
 from leaderboard.claims import load_paper, paper_cells
+from tests.leaderboard.paper_cli import bench, verdicts
 
 PAPER = "bilinear-saddle"
 
@@ -47,20 +44,11 @@ def test_claims_file_is_valid_and_complete():
 
 
 def _bench(*args, db):
-    env = {**os.environ, "BENCH_DB_URL": f"sqlite:///{db}", "COLUMNS": "400"}
-    return subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True, text=True, env=env, timeout=1800)
+    return bench(*args, db=db)
 
 
 def _verdicts(stdout: str) -> dict[str, str]:
-    found = {}
-    for line in stdout.splitlines():
-        words = line.split()
-        if words and words[0] in EXPECTED:
-            for verdict in ("not reproduced", "reproduced", "partially", "not run", "insufficient seeds"):
-                if f" {verdict} " in line:
-                    found[words[0]] = verdict
-                    break
-    return found
+    return verdicts(stdout, EXPECTED)
 
 
 def test_one_claim_end_to_end(tmp_path):

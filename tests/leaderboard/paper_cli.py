@@ -1,0 +1,23 @@
+"""Helpers for the per-paper end-to-end tests: run `bench` on a store, read its verdict table."""
+
+import os
+import subprocess
+import sys
+
+VERDICTS = ("not reproduced", "reproduced", "partially", "not run", "insufficient seeds")  # longest match first
+
+
+def bench(*args: str, db, timeout: int = 1800) -> subprocess.CompletedProcess:
+    env = {**os.environ, "BENCH_DB_URL": f"sqlite:///{db}", "COLUMNS": "400"}
+    return subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True, text=True, env=env,
+                          timeout=timeout)
+
+
+def verdicts(stdout: str, claim_ids) -> dict[str, str]:
+    """{claim id: verdict} from the table `bench claims` / `bench reproduce` prints."""
+    found = {}
+    for line in stdout.splitlines():
+        words = line.split()
+        if words and words[0] in claim_ids:
+            found[words[0]] = next((v for v in VERDICTS if f" {v} " in line), "?")
+    return found
