@@ -4,7 +4,6 @@ Every user error is a BenchError: one line on stderr and exit code 2. Heavy modu
 the runners, numpy) are imported inside the commands that use them, so `bench list` is fast.
 """
 
-from __future__ import annotations
 
 import os
 import sys
