@@ -22,21 +22,27 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _free_ports(n: int) -> list[int]:
+    """n distinct free ports: every socket stays bound until all are chosen (one at a time, the
+    OS may hand out the same port twice, and Ray refuses two components on one port)."""
+    sockets = [socket.socket() for _ in range(n)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
 
 @pytest.fixture(scope="module")
 def ray_head():
     """`ray start --head --block` on 127.0.0.1 with ports of its own; stopped by its own pid."""
     temp = tempfile.mkdtemp(prefix="rayh", dir="/tmp")  # short: Ray's socket paths have a length limit
-    gcs, dashboard = _free_port(), _free_port()
-    ports = {"--ray-client-server-port": _free_port(), "--dashboard-agent-listen-port": _free_port(),
-             "--dashboard-agent-grpc-port": _free_port(), "--metrics-export-port": _free_port(),
-             "--runtime-env-agent-port": _free_port(), "--node-manager-port": _free_port(),
-             "--object-manager-port": _free_port()}
+    gcs, dashboard, *others = _free_ports(9)
+    names = ("--ray-client-server-port", "--dashboard-agent-listen-port", "--dashboard-agent-grpc-port",
+             "--metrics-export-port", "--runtime-env-agent-port", "--node-manager-port", "--object-manager-port")
+    ports = dict(zip(names, others))
     command = [str(BIN / "ray"), "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={gcs}",
                "--include-dashboard=true", "--dashboard-host=127.0.0.1", f"--dashboard-port={dashboard}",
                "--num-cpus=2", "--num-gpus=0", f"--temp-dir={temp}", "--disable-usage-stats",
