@@ -122,6 +122,14 @@ def _progress_runner(cells, store, registry, workers: int, timeout: Optional[flo
             raise typer.Exit(130) from None
 
 
+def _check_runner(runner: str, address: Optional[str]) -> None:
+    """One-line errors for a runner other than local or ray, or --address without ray."""
+    if runner not in ("local", "ray"):
+        raise BenchError(f"unknown runner {runner!r}; allowed: local, ray")
+    if address is not None and runner != "ray":
+        raise BenchError("--address is for --runner ray")
+
+
 def _report_summary(summary) -> None:
     parts = [f"{n} {status}" for status, n in sorted(summary.counts.items())]
     if summary.already_done:
@@ -207,10 +215,7 @@ def grid(
     from bench.store import Store
     from runners.grid import entry_from_flag, expand, load_grid_file, parse_seeds
 
-    if runner not in ("local", "ray"):
-        raise BenchError(f"unknown runner {runner!r}; allowed: local, ray")
-    if address is not None and runner != "ray":
-        raise BenchError("--address is for --runner ray")
+    _check_runner(runner, address)
     registry = _registry()
     if file is not None:
         if method or task or set_:
@@ -364,8 +369,7 @@ def reproduce(
     from bench.store import Store
     from leaderboard.claims import evaluate_paper, load_paper, paper_cells
 
-    if runner not in ("local", "ray"):
-        raise BenchError(f"unknown runner {runner!r}; allowed: local, ray")
+    _check_runner(runner, address)
     registry = _registry()
     spec = load_paper(registry, paper)
     cells = paper_cells(spec, registry, seeds=seeds)

@@ -258,12 +258,12 @@ class _Judge:
 
     def _mean_curve(self) -> tuple[np.ndarray, np.ndarray]:
         """The seed-averaged curve of the first group, restricted to x_range."""
-        curves = [dict(self.store.curve(k, self.claim.curve)) for k in self.done_keys[0]]
-        steps = sorted(set.intersection(*(set(cv) for cv in curves))) if curves else []
-        lo, hi = self.claim.x_range or (float("-inf"), float("inf"))
-        steps = [s for s in steps if lo <= s <= hi]
-        return np.array(steps, dtype=float), np.array([np.mean([cv[s] for cv in curves]) for s in steps])
+        from leaderboard.queries import mean_curve
 
+        steps, mean, _ = mean_curve(self.store, self.done_keys[0], self.claim.curve)
+        lo, hi = self.claim.x_range or (float("-inf"), float("inf"))
+        inside = (steps >= lo) & (steps <= hi)
+        return steps[inside].astype(float), mean[inside]
 
 def _within(ours: float, target: float | None, tol: dict) -> bool:
     if target is None or not np.isfinite(ours):

@@ -137,19 +137,6 @@ def summary_from_sums(n: int, s1: float, s2: float, s3: float) -> Summary | None
     return Summary(n, mean, std, mean - half, mean + half, "t")
 
 
-def metric_values(store: Store, task: str | None = None, metric: str | None = None,
-                  hardware: str | None = None) -> list[Any]:
-    """(run_key, task, task_config, method, method_config, hardware, seed, name, value) of done runs."""
-    query = (select(Run.run_key, Run.task, Run.task_config, Run.method, Run.method_config, Run.hardware, Run.seed,
-                    MetricValue.name, MetricValue.value)
-             .join(MetricValue, MetricValue.run_key == Run.run_key).where(Run.status == "done"))
-    for column, value in ((Run.task, task), (MetricValue.name, metric), (Run.hardware, hardware)):
-        if value is not None:
-            query = query.where(column == value)
-    with store.engine.connect() as connection:
-        return list(connection.execute(query))
-
-
 def _primary(registry: Registry, task: str) -> tuple[str, bool] | None:
     try:
         family = registry.family(registry.listing("task", task).family)
