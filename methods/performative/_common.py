@@ -192,3 +192,11 @@ def projected_sgd(problem: Problem, steps: Sequence[float], c: float, sigma: flo
             theta = project(theta - steps[t] * (g + noise[t]), radius, norm)
         recorder.record(stop, theta)
     return recorder.result(theta, clip_threshold=None if math.isinf(c) else c)
+
+
+def constant_step_pcsgd(problem: Problem, config: Any, modulus: float, ctx: RunContext) -> Result:
+    """PCSGD with the constant step built on `modulus` (μ̃ for "Opt", μ for "Non-Opt", spec §3.3)."""
+    sigma = noise_std(config, config.c, problem)  # sensitivity of a clipped gradient: c
+    second_moment = config.c**2 + problem.dim * sigma**2  # c1 = c² + dσ²
+    gamma = optimal_constant_step(modulus, config.T, 2 * problem.radius, second_moment)
+    return projected_sgd(problem, [gamma] * config.T, config.c, sigma, ctx)

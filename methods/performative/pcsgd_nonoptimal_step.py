@@ -12,11 +12,9 @@ Fidelity: reconstructed; the same UNVERIFIED Δ(·) derivation as `pcsgd_optimal
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from bench.context import RunContext
 from bench.registry import method
-from methods.performative import _common
+from methods.performative import _common, pcsgd_optimal_step
 from tasks.performative import Problem, Result
 
 
@@ -24,16 +22,8 @@ from tasks.performative import Problem, Result
 SMOKE = {"T": 500}
 
 
-@dataclass(frozen=True)
-class Config:
-    T: int = 100_000           # T, horizon; the constant step depends on it
-    c: float = 1.0             # c, clipping threshold (UNVERIFIED)
-    sigma: float = 0.1         # σ, std of ζ when epsilon is None (UNVERIFIED)
-    epsilon: float | None = None  # ε of (ε, δ)-DP; set → σ = c·sqrt(T log(1/δ))/(mε)
-    delta: float = 1e-5        # δ of (ε, δ)-DP
-
-    def __post_init__(self) -> None:
-        _common.validate(self)
+# the same settings as the "Opt" rule: only the modulus the step is built on differs
+Config = pcsgd_optimal_step.Config
 
 
 def skip(problem: Problem, config: Config) -> str | None:
@@ -44,7 +34,4 @@ def skip(problem: Problem, config: Config) -> str | None:
 
 @method(family="performative", config=Config, skip=skip)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
-    sigma = _common.noise_std(config, config.c, problem)
-    second_moment = config.c**2 + problem.dim * sigma**2  # c1 = c² + dσ²
-    gamma = _common.optimal_constant_step(problem.mu, config.T, 2 * problem.radius, second_moment)
-    return _common.projected_sgd(problem, [gamma] * config.T, config.c, sigma, ctx)
+    return _common.constant_step_pcsgd(problem, config, problem.mu, ctx)

@@ -40,7 +40,4 @@ class Config:
 
 @method(family="performative", config=Config, skip=_common.skip_unless_contracting)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
-    sigma = _common.noise_std(config, config.c, problem)
-    second_moment = config.c**2 + problem.dim * sigma**2  # c1 = c² + dσ²
-    gamma = _common.optimal_constant_step(problem.shifted_modulus, config.T, 2 * problem.radius, second_moment)
-    return _common.projected_sgd(problem, [gamma] * config.T, config.c, sigma, ctx)
+    return _common.constant_step_pcsgd(problem, config, problem.shifted_modulus, ctx)
