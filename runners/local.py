@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
+import threading
 import time
 from collections import Counter, deque
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Callable
@@ -64,6 +67,8 @@ def run_cells(cells: list[Cell], store: Store, registry: Registry, workers: int 
 
 
 def _child(cell: Cell, registry: Registry, timeout: float | None, conn: Connection) -> None:
+    # Ctrl-C reaches the whole process group; the driver decides, and kills this child
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         conn.send(execute(cell, registry, timeout))
         conn.close()
@@ -79,10 +84,41 @@ class _Running:
     deadline: float | None
 
 
+@contextmanager
+def _interrupt_pipe():
+    """Turn Ctrl-C into a readable file descriptor that the driver loop waits on.
+
+    A KeyboardInterrupt raised wherever SIGINT happens to land can fall inside fork's at-fork
+    hooks (logging releases its lock there), where Python prints it as "ignored" and swallows
+    it: the grid would run to the end and exit 0. So the handler only writes a byte, and the
+    loop raises KeyboardInterrupt itself, at a point where every finished cell is stored.
+    Yields None off the main thread, where signal handlers cannot be set.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield None
+        return
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: os.write(write_fd, b"\0"))
+    try:
+        yield read_fd
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        os.close(read_fd)
+        os.close(write_fd)
+
+
 def _run_forked(todo: list[Cell], registry: Registry, workers: int, timeout: float | None,
                 finish: Callable[[RunRecord], None]) -> None:
+    with _interrupt_pipe() as interrupted:
+        _drive(todo, registry, workers, timeout, finish, interrupted)
+
+
+def _drive(todo: list[Cell], registry: Registry, workers: int, timeout: float | None,
+           finish: Callable[[RunRecord], None], interrupted: int | None) -> None:
     ctx = mp.get_context("fork")
     queue, running = deque(todo), {}
+    watched = [interrupted] if interrupted is not None else []
     try:
         while queue or running:
             while queue and len(running) < workers:
@@ -95,7 +131,10 @@ def _run_forked(todo: list[Cell], registry: Registry, workers: int, timeout: flo
                 running[reader] = _Running(process, cell, now, now + timeout if timeout else None)
             deadlines = [r.deadline for r in running.values() if r.deadline is not None]
             wait_s = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
-            for reader in wait(list(running), timeout=wait_s):
+            ready = wait(list(running) + watched, timeout=wait_s)
+            if interrupted is not None and interrupted in ready:
+                raise KeyboardInterrupt
+            for reader in ready:
                 finish(_collect(reader, running.pop(reader)))
             now = time.monotonic()
             for reader in [r for r, job in running.items() if job.deadline is not None and now >= job.deadline]:
