@@ -1,0 +1,47 @@
+"""Regularised Bradley–Terry MLE, one free reward per alternative (paper Eq. 1; the baseline).
+
+Procaccia, Schiffer & Zhang, "Clone-Robust AI Alignment", ICML 2025, arXiv 2501.09254
+(spec shared/papers/rlhf-clones.md §2.1):
+
+    r̂ = argmin_r − Σ_{a ≠ b} p_D(a ≻ b) log σ(r_a − r_b) + (λ/2) Σ_a r_a²
+
+over the ordered pairs of the dataset's alternatives, fitted on the original data and on the data
+with clones. Every clone adds a full copy of its original's comparison row, which is why this
+estimator is not clone-robust (the paper's negative result).
+
+Fidelity: faithful to the objective. Tabular (one free value per alternative) rather than the
+paper's 2-layer MLP on embeddings (spec §6.2 vs §6.3); λ is not given in the available text
+(the spec's check value 0.01 is used).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from bench.context import RunContext
+from bench.registry import method
+from methods.reward_learning._bt import fit_bt
+from tasks.reward_learning import ClonesProblem, ClonesResult, kind_skip
+
+
+@dataclass(frozen=True)
+class Config:
+    lam: float = 0.01    # λ, L2 coefficient on the rewards (not in the available text; spec §5: 1e-3 … 1e-1)
+
+    def __post_init__(self) -> None:
+        if not self.lam > 0:
+            raise ValueError(f"lam must be > 0, got {self.lam}")
+
+
+def skip(problem, config: Config) -> str | None:
+    return kind_skip(problem, ClonesProblem, "mle")
+
+
+@method(family="reward_learning", config=Config, skip=skip)
+def solve(problem: ClonesProblem, config: Config, ctx: RunContext) -> ClonesResult:
+    ones, clone_ones = np.ones(len(problem.points)), np.ones(len(problem.clone_points))
+    return ClonesResult(reward=fit_bt(problem.win, ones, config.lam),
+                        clone_reward=fit_bt(problem.clone_win, clone_ones, config.lam),
+                        weights=ones, clone_weights=clone_ones, lam=config.lam)
