@@ -25,6 +25,21 @@ import numpy as np
 from scipy.linalg import null_space
 
 
+def _solve(prob: cp.Problem) -> None:
+    """Clarabel at gap and feasibility tolerance 1e-9, or 1e-8 where it stalls short of 1e-9.
+
+    Whether 1e-9 is reached depends on the machine's BLAS kernels: on some CPUs a problem
+    evaluated at a fixed, near-optimal β stops as "optimal_inaccurate" with the value right to
+    ~4e-8 relative. The tests compare values at rel 1e-6, so 1e-8 still certifies them; a
+    status other than optimal fails the test either way.
+    """
+    for tol in (1e-9, 1e-8):
+        prob.solve(solver=cp.CLARABEL, tol_gap_abs=tol, tol_gap_rel=tol, tol_feas=tol)
+        if prob.status == cp.OPTIMAL:
+            return
+    assert prob.status == cp.OPTIMAL, prob.status
+
+
 def linf_vertices(theta: np.ndarray) -> np.ndarray:
     """Vertices of {Δ : ‖Δ‖∞ ≤ 1, ΘᵀΔ = 0}: k = d − M coordinates at ±1, the other M solved."""
     d, m = theta.shape
@@ -72,8 +87,7 @@ def regression_dro(x, y, delta, theta, q, weight=None, beta_fixed=None):
         cons += [cp.quad_over_lin(hstar, lam) <= a, a + b <= 1]
         cons += [cp.quad_over_lin(r[i], t[i]) <= b[i] for i in range(n)]
     prob = cp.Problem(cp.Minimize(lam * delta + cp.sum(t) / n), cons)
-    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-9, tol_gap_rel=1e-9, tol_feas=1e-9)
-    assert prob.status == cp.OPTIMAL, prob.status
+    _solve(prob)
     return prob.value, np.asarray(beta.value)
 
 
@@ -89,6 +103,5 @@ def classification_dro(x, y, delta, theta, q, beta_fixed=None):
         cons = [v @ beta <= lam for v in linf_vertices(theta)]
     loss = cp.sum(cp.logistic(-cp.multiply(y, x @ beta))) / n
     prob = cp.Problem(cp.Minimize(loss + lam * delta), cons)
-    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-9, tol_gap_rel=1e-9, tol_feas=1e-9)
-    assert prob.status == cp.OPTIMAL, prob.status
+    _solve(prob)
     return prob.value, np.asarray(beta.value)
