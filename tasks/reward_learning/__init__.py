@@ -36,7 +36,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from bench.spec import Metric
-from tasks.reward_learning._rewardbench import SECTIONS, SUBSET_METRICS, rewardbench_scores
+from tasks.reward_learning._rewardbench import SUBSET_METRICS, rewardbench_scores
 
 
 # ---- clones ------------------------------------------------------------------------------------
@@ -80,16 +80,15 @@ class RuleWorldProblem:
     relevance: np.ndarray       # (n, K) rel_k(x) of each pair's prompt (the rated data's relevance column)
     overall_a: np.ndarray       # (n,) a single overall (holistic) judge score of A
     overall_b: np.ndarray       # (n,) the same for B
-    topic: np.ndarray           # (n,) topic cluster of each training prompt (a prompt feature)
+    prompt_features: np.ndarray  # (n, K) what the reward model sees of the prompt (which rules it triggers, noisy)
     features_a: np.ndarray      # (n, K) what the reward model sees of A (a noisy view of its adherence)
     features_b: np.ndarray      # (n, K)
     preference: np.ndarray      # (n,) hidden truth Z = 1[A ≻ B] of the training pairs (scoring only)
-    test_topic: np.ndarray      # (n_test,)
+    test_prompt_features: np.ndarray  # (n_test, K)
     test_features_a: np.ndarray  # (n_test, K)
     test_features_b: np.ndarray  # (n_test, K)
     test_preference: np.ndarray  # (n_test,) hidden truth of the held-out pairs (scoring only)
     test_category: np.ndarray   # (n_test,) index into CATEGORIES
-    n_topics: int
 
     @property
     def n_rules(self) -> int:
