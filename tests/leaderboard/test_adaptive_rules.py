@@ -32,9 +32,14 @@ def _paper():
 
 def test_claims_file_is_valid():
     registry, paper = _paper()
-    assert [c.id for c in paper.claims][: len(RULE_WORLD_CLAIMS)] == RULE_WORLD_CLAIMS
-    assert {"adaptive_rules", "all_rules", "random_rules", "overall_judgement"} <= set(paper.methods)
+    assert [c.id for c in paper.claims] == RULE_WORLD_CLAIMS + ["rewardbench-safety-ramo-above-its-base"]
+    assert set(paper.methods) == {"adaptive_rules", "all_rules", "random_rules", "overall_judgement", "reward_model"}
     assert all(info["fidelity"] and info.get("deviations") for info in paper.methods.values())
+    safety = paper.claims[-1]
+    assert safety.scale == "paper-scale" and safety.metric == "safety" and safety.kind == "ordering"
+    assert [g.method_config["model"] for g in safety.groups] == ["Skywork/Skywork-Reward-Llama-3.1-8B-v0.2",
+                                                                 "HFXM/RAMO-Llama3.1-8B"]
+    assert all(g.task == "rewardbench" and not g.task_config for g in safety.groups)  # the hub's filtered split
 
 
 def _verdicts(tmp_path, seeds=None):

@@ -1,0 +1,102 @@
+"""Tiny GPT-2 / Llama shapes, loading any hub id or local directory, and batched reward scoring.
+
+`load_model(name_or_path, kind, device)` returns (model, tokenizer):
+* a tiny shape name (`tiny-gpt2`, `tiny-llama`): a freshly initialised model (seeded, without
+  touching the global torch RNG) over a BPE tokenizer trained on the generated corpus;
+* a local directory: `from_pretrained(..., local_files_only=True)`;
+* anything else: a Hugging Face hub id; if it cannot be reached the error is one line.
+Only `kind="sequence-classification"` (one output logit: the reward) is built so far; the toolkit
+is meant to grow causal-LM kinds beside it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from bench.toolkit.tokenizer import generated_corpus, train_bpe_tokenizer
+
+TINY_SHAPES = {
+    "tiny-gpt2": {"model_type": "gpt2", "n_layer": 2, "n_head": 2, "n_embd": 32, "n_positions": 1024},
+    "tiny-llama": {"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1,
+                   "hidden_size": 32, "intermediate_size": 64, "max_position_embeddings": 1024},
+}
+KINDS = ("sequence-classification",)
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def _auto_class(kind: str):
+    from transformers import AutoModelForSequenceClassification
+
+    if kind not in KINDS:
+        raise ValueError(f"model kind {kind!r} unknown; allowed: {', '.join(KINDS)}")
+    return AutoModelForSequenceClassification
+
+
+def tiny_config(name: str, vocab_size: int, pad_token_id: int, eos_token_id: int, num_labels: int = 1):
+    """The transformers config of a tiny shape."""
+    from transformers import AutoConfig
+
+    if name not in TINY_SHAPES:
+        raise ValueError(f"tiny shape {name!r} unknown; allowed: {', '.join(TINY_SHAPES)}")
+    shape = dict(TINY_SHAPES[name])
+    return AutoConfig.for_model(shape.pop("model_type"), vocab_size=vocab_size, pad_token_id=pad_token_id,
+                                eos_token_id=eos_token_id, bos_token_id=eos_token_id, num_labels=num_labels, **shape)
+
+
+def build_tiny(name: str, kind: str = "sequence-classification", seed: int = 0, vocab_size: int = 512):
+    """(model, tokenizer): a randomly initialised tiny model; the global torch RNG is left as it was."""
+    tokenizer = train_bpe_tokenizer(generated_corpus(seed=seed), vocab_size=vocab_size)
+    config = tiny_config(name, len(tokenizer), tokenizer.pad_token_id, tokenizer.eos_token_id)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = _auto_class(kind).from_config(config)
+    return model, tokenizer
+
+
+def load_model(name_or_path: str, kind: str = "sequence-classification", device: str = "cpu",
+               dtype: str = "float32", seed: int = 0):
+    """(model, tokenizer) in eval mode on `device`, with a pad token (the eos token when it has none)."""
+    from transformers import AutoTokenizer
+
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype {dtype!r} unknown; allowed: {', '.join(DTYPES)}")
+    if name_or_path in TINY_SHAPES:
+        model, tokenizer = build_tiny(name_or_path, kind, seed)
+    else:
+        local = Path(name_or_path).expanduser().is_dir()
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(name_or_path, local_files_only=local)
+            model = _auto_class(kind).from_pretrained(name_or_path, local_files_only=local, dtype=DTYPES[dtype])
+        except (OSError, ValueError) as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            where = "local directory" if local else "Hugging Face hub id (no local directory of that name)"
+            raise ValueError(f"cannot load model {name_or_path!r} as a {where}: {first}") from None
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    if model.config.pad_token_id is None:
+        model.config.pad_token_id = tokenizer.pad_token_id
+    return model.to(device=device, dtype=DTYPES[dtype]).eval(), tokenizer
+
+
+def save_model(model, tokenizer, path: str | Path) -> Path:
+    path = Path(path)
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+def score_texts(model, tokenizer, texts: list[str], batch_size: int = 8, max_length: int = 2048,
+                device: str = "cpu") -> np.ndarray:
+    """(n,) the first logit of each text (the reward), in batches, right-padded and truncated."""
+    tokenizer.padding_side = "right"  # sequence classifiers read the last non-pad token
+    out = []
+    with torch.inference_mode():
+        for start in range(0, len(texts), batch_size):
+            batch = tokenizer(list(texts[start:start + batch_size]), return_tensors="pt", padding=True,
+                              truncation=True, max_length=max_length, return_token_type_ids=False)
+            logits = model(**{k: v.to(device) for k, v in batch.items()}).logits     # (B, num_labels)
+            out.append(logits[:, 0].float().cpu().numpy())
+    return np.concatenate(out) if out else np.zeros(0)
