@@ -1,0 +1,51 @@
+"""gene-causal claims: the file validates against the registry; its cheap CPU-scale claims run for real."""
+
+import dataclasses
+
+import pytest
+
+from bench.registry import Registry
+from bench.store import Store
+from leaderboard.claims import evaluate_paper, load_paper, paper_cells
+from runners.local import run_cells
+
+PAPER = "gene-causal"
+METHODS = {"gene", "gene_forward", "gene_no_it", "notears_mlp", "cam", "pc", "ges", "direct_lingam",
+           "r2_sortnregress", "var_sortnregress"}
+TABLE1 = {("gene", "f1"): 0.65, ("gene", "shd"): 11, ("gene_forward", "f1"): 0.65, ("gene_forward", "shd"): 11,
+          ("notears_mlp", "f1"): 0.24, ("notears_mlp", "shd"): 19, ("cam", "f1"): 0.38, ("cam", "shd"): 16,
+          ("pc", "f1"): 0.10, ("pc", "shd"): 18, ("ges", "f1"): 0.23, ("ges", "shd"): 20,
+          ("r2_sortnregress", "f1"): 0.35, ("r2_sortnregress", "shd"): 17}
+
+
+def test_claims_file_is_valid_and_carries_table_1():
+    registry = Registry.discover()
+    paper = load_paper(registry, PAPER)
+    assert set(paper.methods) == METHODS
+    assert all(info["fidelity"] and info.get("deviations") for info in paper.methods.values())
+    sachs = {(c.groups[0].method, c.metric): c.paper_value for c in paper.claims if c.groups[0].task == "sachs"}
+    assert sachs == TABLE1
+    assert all(c.scale == "paper-scale" and c.kind == "value" for c in paper.claims if c.groups[0].task == "sachs")
+    synthetic = [c for c in paper.claims if c.groups[0].task != "sachs"]
+    assert {c.scale for c in synthetic} == {"cpu-reduced"} and all(c.differences for c in synthetic)
+
+
+# The fast claims (no NOTEARS, no GENE): deterministic baselines on Sachs, one seed each.
+# Regression pin (measured when the family was added): PC F1 0.40 / SHD 10 (paper's PC-ANM 0.10 / 18),
+# R2-SortnRegress 0.48 / 10 (paper 0.35 / 17), CAM 0.41 / 13 (paper 0.38 / 16). Our PC and R2Sort do better
+# than the paper's numbers on Sachs; CAM agrees.
+FAST = {"table1-sachs-pc-anm-f1": "not reproduced", "table1-sachs-pc-anm-shd": "not reproduced",
+        "table1-sachs-r2sort-f1": "not reproduced", "table1-sachs-r2sort-shd": "not reproduced",
+        "table1-sachs-cam-f1": "reproduced", "table1-sachs-cam-shd": "reproduced"}
+
+
+@pytest.mark.slow
+def test_fast_sachs_claims_give_the_measured_verdicts(tmp_path):
+    registry = Registry.discover()
+    paper = load_paper(registry, PAPER)
+    fast = dataclasses.replace(paper, claims=[c for c in paper.claims if c.id in FAST])
+    store = Store.open(f"sqlite:///{tmp_path}/b.db")
+    summary = run_cells(paper_cells(fast, registry), store, registry)
+    assert summary.counts["done"] == 3
+    verdicts = {v.claim.id: v.verdict for v in evaluate_paper(fast, store, registry)}
+    assert verdicts == FAST
