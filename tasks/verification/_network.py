@@ -9,6 +9,7 @@ the paper's "fuse classifier ∘ population-model into one network" (spec, Metho
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import torch
@@ -71,3 +72,20 @@ def pad_inputs(network: Network, positions: list[int], in_dim: int) -> Network:
     wide = torch.zeros(W.shape[0], in_dim, dtype=torch.float64)
     wide[:, positions] = W
     return Network(((wide, b),) + rest, network.final_relu)
+
+
+def one_thread(fn):
+    """Run fn with one torch intra-op thread, restoring the count after.
+
+    This family's tensors are many and small (batches of boxes through tiny layers); on a loaded
+    machine torch's thread pool made them 10-100x slower, so builds and solves run on one thread.
+    """
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            torch.set_num_threads(threads)
+    return wrapper

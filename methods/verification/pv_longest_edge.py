@@ -1,0 +1,26 @@
+"""PV with the heuristics that carry its completeness guarantee: prob-mass + longest-edge (Boetius et al., ICML 2025).
+
+Paper: arXiv 2405.17556, the completeness theorem ("under mildly restrictive conditions" with "a
+suitable set of heuristics"); in probspecs this is the combination SwitchToHeuristicsWithGuarantees
+switches to: prob-mass branch selection with longest-edge splitting (unnormalised widths; an
+unbounded side has infinite width and is split first). Bounds: CROWN, as in pv. Used for the
+heuristic comparison and for the ub − lb → 0 check.
+
+Fidelity: faithful (same deviations as pv); the scheduler's warm phase is not run: longest-edge
+from the first iteration.
+"""
+
+from __future__ import annotations
+
+from bench.context import RunContext
+from bench.registry import method
+from methods.verification._bab import branch_and_bound
+from methods.verification._bounds import crown
+from methods.verification._heuristics import longest_edge, prob_mass
+from methods.verification.pv import SMOKE, Config  # noqa: F401 - SMOKE is read by the conformance suite
+from tasks.verification import Problem, Result
+
+
+@method(family="verification", config=Config)
+def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+    return branch_and_bound(problem, config, ctx, bound=crown, select=prob_mass, split=longest_edge)

@@ -1,0 +1,111 @@
+"""Probabilistic verification of neural networks: bounds on probabilities of network behaviour.
+
+Contract of the family (Boetius, Leue & Sutter, "Solving Probabilistic Verification Problems of
+Neural Networks using Branch and Bound", ICML 2025, arXiv 2405.17556; spec
+/work/shared/papers/prob-verification.md):
+
+A task builds a `Problem`: a ReLU network f (preprocessing folded in, tasks/verification/
+_network.py), a population model over the input space with exact box probabilities
+(_population.py), a target expression over probabilities P(φ | ψ) (_formula.py) and, for
+verification problems, a probabilistic formula to decide (e.g. the FairSquare demographic-parity
+ratio P(hi | female) / P(hi | male) > 1 − ε). Where the inputs are discrete, the task enumerates
+them and stores the exact probabilities and the true verdict.
+A method returns a `Result`: its verdict (True / False / None = undecided), [lb, ub] per
+probability and for the target, iterations and runtime. Sound methods (PV, uniform splitting,
+enumeration) return bounds that contain the truth; Monte-Carlo returns a confidence interval
+(`certain=False`) and its verdict holds only with that confidence.
+`score` is the only judge: decidedness, the verdict (and whether it is right where the truth is
+known), the target's bounds, their width, and whether they contain the exact value.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from bench.spec import Metric
+from tasks.verification._formula import Prob, probabilities, truth, value
+from tasks.verification._network import Network
+from tasks.verification._population import Population
+
+
+@dataclass(frozen=True, eq=False)
+class Problem:
+    name: str                      # the instance, e.g. "fairsquare V2H1 uind qualified"
+    network: Network               # f, the whole input vector -> outputs
+    population: Population         # D, with its input space
+    target: object                 # the probability expression whose bounds are reported
+    spec: object | None = None     # a probabilistic formula to decide; None: quantification only
+    exact: dict[str, float] | None = None  # exact P per Prob name (enumeration), when known
+    expected: bool | None = field(init=False, default=None)  # the true verdict, when known
+
+    def __post_init__(self) -> None:
+        if self.population.space.dim != self.network.in_dim:
+            raise ValueError(f"the network takes {self.network.in_dim} inputs, the input space has "
+                             f"{self.population.space.dim}")
+        if self.exact is not None and self.spec is not None:
+            object.__setattr__(self, "expected", truth(self.spec, self.exact))
+
+    @property
+    def probabilities(self) -> list[Prob]:
+        """Every probability term of the target and the formula, once each."""
+        found = probabilities(self.target) + (probabilities(self.spec) if self.spec is not None else [])
+        return list({p.name: p for p in found}.values())
+
+    @property
+    def exact_target(self) -> float | None:
+        return None if self.exact is None else value(self.target, self.exact)
+
+
+@dataclass(frozen=True, eq=False)
+class Result:
+    verdict: bool | None                     # the formula proven true / false; None: undecided
+    bounds: dict[str, tuple[float, float]]   # [lb, ub] per probability (by Prob name)
+    target: tuple[float, float]              # [lb, ub] of problem.target
+    iterations: int = 0                      # branch-and-bound iterations (MC: sample batches)
+    runtime_s: float = 0.0                   # the method's own solve time
+    certain: bool = True                     # False: statistical bounds (a confidence interval)
+
+
+METRICS = {
+    "bound_width": Metric(False, "", True, "the largest ub − lb over the probabilities when the method stopped"),
+    "target_width": Metric(False, "", False, "ub − lb of the target (e.g. the ratio; absent while unbounded)"),
+    "decided": Metric(True, "", False, "1 if the formula was proven true or false (absent without a formula)"),
+    "verdict": Metric(True, "", False, "1 if the formula holds (e.g. the network is fair), 0 if not; absent when undecided"),
+    "correct_verdict": Metric(True, "", False, "1 if a decided verdict equals the true one (known by enumeration)"),
+    "lower": Metric(True, "", False, "lb of the target"),
+    "upper": Metric(False, "", False, "ub of the target"),
+    "truth": Metric(True, "", False, "the exact target value, where the task enumerated it"),
+    "contains_truth": Metric(True, "", False, "1 if every probability's [lb, ub] (and the target's) contains the exact value"),
+    "runtime_s": Metric(False, "s", False, "the method's solve time"),
+    "iterations": Metric(False, "", False, "branch-and-bound iterations (Monte-Carlo: sample batches)"),
+    "certain": Metric(True, "", False, "1 for sound bounds, 0 for a statistical confidence interval"),
+}
+
+TOLERANCE = 1e-9  # float error allowed in `contains_truth` (masses are sums of CDF differences)
+
+
+def score(problem: Problem, result: Result) -> dict[str, float]:
+    lo, hi = result.target
+    widths = [b - a for a, b in result.bounds.values()]
+    scores = {"bound_width": max(widths) if widths else 0.0, "runtime_s": result.runtime_s,
+              "iterations": float(result.iterations), "certain": float(result.certain)}
+    for name, v in (("lower", lo), ("upper", hi), ("target_width", hi - lo)):
+        if math.isfinite(v):
+            scores[name] = v
+    if problem.spec is not None:
+        scores["decided"] = float(result.verdict is not None)
+        if result.verdict is not None:
+            scores["verdict"] = float(result.verdict)
+            if problem.expected is not None:
+                scores["correct_verdict"] = float(result.verdict == problem.expected)
+    if problem.exact is not None:
+        exact_target = problem.exact_target
+        if math.isfinite(exact_target):
+            scores["truth"] = exact_target
+        inside = [lo - TOLERANCE <= exact_target <= hi + TOLERANCE]
+        for name, (plo, phi) in result.bounds.items():
+            if name in problem.exact:
+                inside.append(plo - TOLERANCE <= problem.exact[name] <= phi + TOLERANCE)
+        scores["contains_truth"] = float(all(inside))
+    return scores
