@@ -6,7 +6,9 @@
 * a local directory: `from_pretrained(..., local_files_only=True)`;
 * anything else: a Hugging Face hub id; if it cannot be reached the error is one line.
 Only `kind="sequence-classification"` (one output logit: the reward) is built so far; the toolkit
-is meant to grow causal-LM kinds beside it.
+is meant to grow causal-LM kinds beside it. `train_reward_model` fine-tunes such a model on
+(chosen, rejected) texts with the Bradley–Terry loss −log σ(r(chosen) − r(rejected)) (what TRL's
+RewardTrainer minimises); `save_model` writes it where `load_model` (and so a RewardBench run) reads it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import torch
 from bench.toolkit.tokenizer import generated_corpus, train_bpe_tokenizer
 
 TINY_SHAPES = {
-    "tiny-gpt2": {"model_type": "gpt2", "n_layer": 2, "n_head": 2, "n_embd": 32, "n_positions": 1024},
+    "tiny-gpt2": {"model_type": "gpt2", "n_layer": 2, "n_head": 2, "n_embd": 32, "n_positions": 1024,
+                  "resid_pdrop": 0.0, "embd_pdrop": 0.0, "attn_pdrop": 0.0},                # no dropout: deterministic
     "tiny-llama": {"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1,
                    "hidden_size": 32, "intermediate_size": 64, "max_position_embeddings": 1024},
 }
@@ -100,3 +103,43 @@ def score_texts(model, tokenizer, texts: list[str], batch_size: int = 8, max_len
             logits = model(**{k: v.to(device) for k, v in batch.items()}).logits     # (B, num_labels)
             out.append(logits[:, 0].float().cpu().numpy())
     return np.concatenate(out) if out else np.zeros(0)
+
+
+def train_reward_model(model, tokenizer, chosen: list[str], rejected: list[str], steps: int = 100, lr: float = 1e-3,
+                       batch_size: int = 8, max_length: int = 512, device: str = "cpu", generator=None,
+                       weight_decay: float = 0.0) -> list[float]:
+    """AdamW on the mean BT loss over random minibatches of pairs; returns the loss of every step.
+
+    Minibatches are drawn with `generator` (a torch.Generator on the CPU; ctx.torch_generator in a
+    method), and dropout (if the model has any) runs on a forked global RNG seeded from it, so a run is
+    reproducible and the caller's global RNG is left as it was. The model is left in eval mode.
+    """
+    if len(chosen) != len(rejected) or not chosen:
+        raise ValueError(f"need as many chosen as rejected texts (> 0), got {len(chosen)} and {len(rejected)}")
+    tokenizer.padding_side = "right"
+    optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    losses = []
+    seed = int(torch.randint(2**62, (1,), generator=generator))
+    cuda = [torch.device(device).index or 0] if device.startswith("cuda") else []
+    with torch.random.fork_rng(devices=cuda):
+        torch.manual_seed(seed)
+        model.train()
+        for _ in range(steps):
+            losses.append(_bt_step(model, tokenizer, optimiser, chosen, rejected, batch_size, max_length, device,
+                                   generator))
+    model.eval()
+    return losses
+
+
+def _bt_step(model, tokenizer, optimiser, chosen, rejected, batch_size, max_length, device, generator) -> float:
+    """One AdamW step on a minibatch of pairs; the loss before the step."""
+    idx = torch.randint(len(chosen), (min(batch_size, len(chosen)),), generator=generator).tolist()
+    texts = [chosen[i] for i in idx] + [rejected[i] for i in idx]
+    batch = tokenizer(texts, return_tensors="pt", padding=True, truncation=True, max_length=max_length,
+                      return_token_type_ids=False)
+    reward = model(**{k: v.to(device) for k, v in batch.items()}).logits[:, 0].float()   # (2B,)
+    loss = torch.nn.functional.softplus(reward[len(idx):] - reward[: len(idx)]).mean()  # −log σ(r_c − r_r)
+    optimiser.zero_grad()
+    loss.backward()
+    optimiser.step()
+    return float(loss.detach())

@@ -10,7 +10,9 @@ otherwise (`chat_template="plain"`, or "auto" without a template) "Human: {promp
 the FastChat template the official script falls back to (it appends eos too).
 `model` defaults to the paper's released HFXM/RAMO-Llama3.1-8B (Skywork-Reward-Llama-3.1-8B-v0.2
 fine-tuned on 1K rule-labelled pairs); `tiny-gpt2` / `tiny-llama` build an untrained tiny model
-(the random-reward-model row of a leaderboard, and the offline smoke test).
+(the random-reward-model row of a leaderboard, and the offline smoke test). A reward model trained
+here (`bench.toolkit.models.train_reward_model`, Bradley–Terry loss, then `save_model`) is evaluated
+by passing its directory as `model`.
 
 Fidelity: faithful to the official scoring loop. Deviations: no FastChat templates (the paper's
 `--chat_template=Ziya` only applies to tokenizers without a template, which RAMO's Llama-3.1 tokenizer

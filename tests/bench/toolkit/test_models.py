@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from bench.toolkit.models import TINY_SHAPES, build_tiny, load_model, save_model, score_texts
+from bench.toolkit.models import TINY_SHAPES, build_tiny, load_model, save_model, score_texts, train_reward_model
 
 TEXTS = ["Human: hi\n\nAssistant: hello there<eos>", "a much longer text " * 12, "x", "def f(x):\n    return x"]
 
@@ -55,3 +55,31 @@ def test_unreachable_hub_id_fails_in_one_line():
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     last = run.stderr.strip().splitlines()[-1]
     assert run.returncode == 1 and last.startswith("ValueError: cannot load model 'nobody/no-such-reward-model' as a Hugging Face hub id")
+
+
+@pytest.fixture
+def one_thread():
+    """Tiny models train fastest on one thread (and do not fight other test processes for cores)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_bradley_terry_training_fits_its_pairs_reproducibly(one_thread):
+    """A tiny GPT-2 trained on 12 pairs (preferred answers say "correct") ranks every training pair right;
+    the same generator seed replays the same losses, and the global RNG is left alone."""
+    chosen = [f"question {i}: the answer is correct and safe" for i in range(12)]
+    rejected = [f"question {i}: the answer is wrong {'and harmful' if i % 2 else ''}" for i in range(12)]
+
+    def run(steps):
+        model, tok = load_model("tiny-gpt2", seed=4)
+        losses = train_reward_model(model, tok, chosen, rejected, steps=steps, lr=3e-3, batch_size=6,
+                                    generator=torch.Generator().manual_seed(0))
+        return model, tok, losses
+
+    state = torch.random.get_rng_state()
+    model, tok, losses = run(30)
+    assert run(5)[2] == losses[:5] and torch.equal(torch.random.get_rng_state(), state)
+    assert losses[0] > 0.5 and np.mean(losses[-5:]) < 0.1  # from about log 2 to near 0
+    assert np.all(score_texts(model, tok, chosen) > score_texts(model, tok, rejected))

@@ -64,3 +64,15 @@ def test_overall_judgement_uses_no_rules_and_is_informative():
     p = _problem(1)
     s = score(p, overall_judgement.solve(p, overall_judgement.Config(), RunContext(1)))
     assert s["rules_used"] == 0.0 and 0.65 < s["label_accuracy"] < 0.9
+
+
+@pytest.mark.slow
+def test_spec_assertions_at_5k_pairs_and_10_seeds():
+    """Spec §5.1 at its scale: 5k labelled pairs, 10 seeds; (a) beats (c) and (e) by > 3 points on every seed,
+    and I(label; Z) of (a) exceeds both by > 0.01 nats."""
+    for seed in range(10):
+        p = _problem(seed, n_train=5000, n_test=500)
+        s = {m: score(p, m.solve(p, m.Config(), RunContext(seed))) for m in (adaptive_rules, random_rules, all_rules)}
+        for base in (random_rules, all_rules):
+            assert s[adaptive_rules]["label_accuracy"] > s[base]["label_accuracy"] + 0.03, seed
+            assert s[adaptive_rules]["label_mutual_information"] > s[base]["label_mutual_information"] + 0.01, seed

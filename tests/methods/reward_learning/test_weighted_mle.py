@@ -71,3 +71,17 @@ def test_learned_reward_unchanged_as_the_clone_distance_goes_to_zero():
     at_small = _run(distance=1e-3)
     assert at_small["clone_gap"] <= 0.02 and at_small["top_theme_flip"] == 0.0 and at_small["top1_clones"] == 1.0
     assert at_small["kkt_residual"] < 1e-10
+
+
+@pytest.mark.slow
+def test_sampled_comparisons_weighted_shift_below_mle_in_18_of_20_seeds():
+    """Spec §7.1 with K = 50 sampled comparisons per pair: the weighted MLE moves less than the MLE in ≥ 18 of 20 seeds."""
+    from methods.reward_learning import mle
+
+    wins = 0
+    for seed in range(20):
+        prob = clones.build(clones.Config(comparisons=50), RunContext(seed).for_task())
+        ours = score(prob, weighted_mle.solve(prob, weighted_mle.Config(samples=50_000), RunContext(seed)))
+        base = score(prob, mle.solve(prob, mle.Config(), RunContext(seed)))
+        wins += ours["clone_shift_centred"] < base["clone_shift_centred"]
+    assert wins >= 18
