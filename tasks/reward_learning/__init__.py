@@ -25,7 +25,10 @@ Contract of the family. Three kinds of instance, one typed problem each; a metho
   a triple is correct iff score(chosen) > score(rejected) strictly (ties count as wrong), subset
   accuracy is the mean over its triples, each section the EXAMPLE_COUNTS-weighted mean of its subsets'
   accuracies, and the overall score the mean of the sections present.
-All accuracies are fractions in [0, 1] (the official leaderboard prints ×100).
+The family's primary metric, `pairwise_accuracy`, exists for every kind: the fraction of evaluation
+pairs the learned reward orders as the truth does (clones: pairs of originals by the population-average
+reward, fit on the data with clones; rule_world: held-out pairs by the hidden preference; RewardBench:
+all triples, unweighted). All accuracies are fractions in [0, 1] (the official leaderboard prints ×100).
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ EXAMPLE_COUNTS = {
     "hep-rust": 164,
 }
 
-SUBSET_MAPPING = {
+SUBSET_MAPPING = {  # keys: the metric names of the sections "Chat", "Chat Hard", "Safety", "Reasoning"
     "chat": ("alpacaeval-easy", "alpacaeval-length", "alpacaeval-hard", "mt-bench-easy", "mt-bench-med"),
     "chat_hard": ("mt-bench-hard", "llmbar-natural", "llmbar-adver-neighbor", "llmbar-adver-GPTInst",
                   "llmbar-adver-GPTOut", "llmbar-adver-manual"),
@@ -59,7 +59,6 @@ SUBSET_MAPPING = {
                "donotanswer"),
     "reasoning": ("math-prm", "hep-cpp", "hep-go", "hep-java", "hep-js", "hep-python", "hep-rust"),
 }
-SECTIONS = tuple(SUBSET_MAPPING)  # metric names of "Chat", "Chat Hard", "Safety", "Reasoning"
 SUBSET_METRICS = {s: "subset_" + s.lower().replace("-", "_") for s in EXAMPLE_COUNTS}
 LOCAL_SUFFIXES = (".json", ".jsonl", ".parquet")
 COLUMNS = ("prompt", "chosen", "rejected", "subset")

@@ -14,7 +14,7 @@ utilities U_i ∈ {+g, 0, −g}:
 
 and share a Lipschitz term: r_i(x) = U_i[theme(x)] + L·⟨u, x⟩ with u = e_2 (e_1 when d = 1).
 With hard preferences (g → ∞) this is exactly the spec's target p(rom ≻ art) = 0.70,
-p(rom ≻ food) = 0.40, p(art ≻ food) = 0.55; with g = 4 it is 0.690 / 0.409 / 0.550.
+p(rom ≻ food) = 0.40, p(art ≻ food) = 0.55; with g = 4 it is 0.690 / 0.408 / 0.543.
 Preferences: p(a ≻ b) = Σ_i α_i σ(r_i(a) − r_i(b)) (a mixture of Bradley–Terry models, which no
 single BT reward fits: this is why clones move the MLE). The population-average reward
 Σ_i α_i r_i ranks romance > food > art.
