@@ -111,9 +111,11 @@ class ProbabilityBounds:
     def prune(self, new: tuple[Branches, torch.Tensor]) -> Branches:
         """Move certainly-decided mass into the bounds; keep the open branches with mass."""
         branches, status = new
-        self.lower += float(branches.mass[status == TRUE_].sum())
-        self.upper -= float(branches.mass[status == FALSE_].sum())
-        self.upper = max(self.upper, self.lower)
+        lower = self.lower + float(branches.mass[status == TRUE_].sum())
+        upper = self.upper - float(branches.mass[status == FALSE_].sum())
+        # float error may cross the two by an ulp; this keeps both monotone and lower <= upper
+        self.upper = min(self.upper, max(upper, lower))
+        self.lower = min(lower, self.upper)
         return branches.take((status != TRUE_) & (status != FALSE_) & (branches.mass > 0))
 
     @property
