@@ -1,0 +1,73 @@
+"""Long-Short Alignment (Du et al., ICML 2025): the claims file, its CPU verdicts, and `bench run` end to end."""
+
+import pytest
+
+from bench.registry import Registry
+from bench.store import Store
+from leaderboard.claims import evaluate_paper, load_paper, paper_cells
+from runners.local import run_cells
+from tests.leaderboard.paper_cli import bench
+
+PAPER = "long-short-alignment"
+
+# Regression pin (commit "length_generalization family"), 1 seed: mean-prediction MSE ratio n=50/n=10 2.85; length
+# prediction MSE at n = 50: plain 1.52e3 (log-log slope on 20..50: 3.24), OutRep 523; topic_lm at 4× l_train: misalignment plain 5.18 > α=0.1 4.65 >
+# α=1 1.15; accuracy plain 0.235 vs α=0.1 0.231, NLL 2.69 vs 2.77 (α=1: 4.93); checkpoint correlations of plain with the
+# long-length loss: misalignment 0.9775, training loss 0.977 (advantage 0.0006 < 0.05).
+EXPECTED = {
+    "mean-prediction-extrapolates": "reproduced",
+    "length-prediction-fails": "reproduced",
+    "length-error-grows-quadratically": "reproduced",
+    "outrep-repairs-length-prediction": "reproduced",
+    "regulariser-lowers-misalignment": "reproduced",
+    "regulariser-improves-long-length-accuracy": "not reproduced",
+    "regulariser-lowers-long-length-loss": "not reproduced",
+    "over-regularisation-hurts": "reproduced",
+    "misalignment-tracks-long-loss-better-than-train-loss": "not reproduced",
+}
+PAPER_SCALE = ["table2-redpajama-longbench", "table2-redpajama-perplexity", "table6-alpha-ablation", "babilong-16k"]
+
+
+def _paper():
+    registry = Registry.discover()
+    return registry, load_paper(registry, PAPER)
+
+
+def test_claims_file_is_valid():
+    registry, paper = _paper()
+    assert [c.id for c in paper.claims] == list(EXPECTED) + PAPER_SCALE
+    assert set(paper.methods) == {"long_short_alignment", "plain", "output_reparam"}
+    assert all(info["fidelity"] and info.get("deviations") for info in paper.methods.values())
+    assert all(c.scale == "paper-scale" and c.differences for c in paper.claims if c.id in PAPER_SCALE)
+    assert all(c.scale == "cpu-reduced" for c in paper.claims if c.id not in PAPER_SCALE)
+    big = [g for c in paper.claims if c.id in PAPER_SCALE for g in c.groups]
+    assert all(g.method_config["model"] == "meta-llama/Llama-2-7b-hf" and g.task_config["train_length"] == 4096
+               for g in big)
+
+
+@pytest.mark.slow
+def test_reproduce_gives_expected_verdicts_at_one_seed(tmp_path):
+    registry, paper = _paper()
+    ours = type(paper)(**{**paper.__dict__, "claims": [c for c in paper.claims if c.id not in PAPER_SCALE]})
+    store = Store.open(f"sqlite:///{tmp_path}/b.db")
+    summary = run_cells(paper_cells(ours, registry, seeds=1), store, registry)
+    assert set(summary.counts) == {"done"}
+    assert {v.claim.id: v.verdict for v in evaluate_paper(ours, store, registry, seeds=1)} == EXPECTED
+    untouched = evaluate_paper(paper, store, registry, seeds=1)[-len(PAPER_SCALE):]
+    assert {v.verdict for v in untouched} == {"not run"}
+
+
+def test_bench_run_stores_the_long_short_alignment_metrics(tmp_path):
+    db = tmp_path / "cli.db"
+    run = bench("run", "--method", "long_short_alignment", "--task", "topic_lm", "--set", "method.steps=40",
+                "--set", "task.eval_sequences=16", db=db, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    store = Store.open(f"sqlite:///{db}")
+    (row,) = store.runs(method="long_short_alignment", task="topic_lm")
+    metrics = store.metrics([row.run_key])[row.run_key]
+    assert row.status == "done"
+    # 40 steps already beat the uniform predictor (log 32 = 3.47 nats) and stay above the Bayes optimum
+    assert 0 < metrics["long_length_excess_loss"] and metrics["long_length_loss"] < 3.4
+    assert metrics["long_length_perplexity"] > 1 and 0 < metrics["misalignment"] < 2 * 3.4658
+    assert {"corr_misalignment_long_loss", "corr_train_loss_long_loss", "corr_advantage"} <= set(metrics)
+    assert "long_length_loss = " in run.stdout
