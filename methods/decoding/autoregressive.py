@@ -1,0 +1,41 @@
+"""Autoregressive decoding with the target alone: one target forward pass per generated token (the baseline).
+
+Timor et al., "Accelerating LLM Inference with Lossless Speculative Decoding Algorithms for
+Heterogeneous Vocabularies", ICML 2025, arXiv 2502.05202: the "AR" rows every speedup of the paper
+is divided by (hf-bench runs `generate()` without an assistant, spec §1.2). Greedy (temperature 0)
+takes argmax p(·|y); sampling draws from p(·|y) at temperature 1.
+
+Fidelity: faithful. No KV cache: each forward re-reads the whole sequence, as every method here does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bench.context import RunContext
+from bench.registry import method
+from methods.decoding._sd import Counts, cpu_generator, decode_all, probs, sample
+from tasks.decoding import DecodingProblem, DecodingResult
+
+SMOKE: dict = {}
+
+
+@dataclass(frozen=True)
+class Config:
+    do_sample: bool = False   # temperature 1 sampling (True) or greedy, T = 0 (False); the paper runs both
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.do_sample, bool):
+            raise ValueError(f"do_sample must be a bool, got {self.do_sample!r}")
+
+
+@method(family="decoding", config=Config)
+def solve(problem: DecodingProblem, config: Config, ctx: RunContext) -> DecodingResult:
+    generator = cpu_generator(ctx)
+
+    def step(ids: list[int], remaining: int, counts: Counts) -> list[int]:
+        p = probs(problem.target, ids)[-1]  # p(·|y)
+        counts.target_calls += 1
+        return [sample(p, generator) if config.do_sample else int(p.argmax())]
+
+    return decode_all(problem, step, not config.do_sample, ctx)

@@ -1,0 +1,55 @@
+"""Standard speculative decoding: a drafter sharing the target's vocabulary (the paper's same-tokenizer rows).
+
+Leviathan et al. 2023 / Chen et al. 2023, as run by Timor et al. (ICML 2025, arXiv 2502.05202) for
+same-tokenizer pairs (spec §2, §5.3 "same-tokenizer references"). Each round the drafter proposes
+k ≤ num_assistant_tokens tokens (stopping early when its top probability is below the confidence
+threshold), the target scores y + x_1..x_k in one forward pass, and
+* greedy: draft tokens are kept while they equal argmax p, then the target's argmax is emitted;
+* sampling: x_i is accepted with probability min(1, p(x_i)/q(x_i)), else the target samples from
+  r ∝ max(0, p − q), and after k acceptances one more token from p.
+
+Fidelity: faithful to the algorithm; HF's online adaptation of the confidence threshold is replaced
+by a fixed threshold, and no KV cache is kept (every forward re-reads the sequence).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bench.context import RunContext
+from bench.registry import method
+from methods.decoding._sd import Counts, cpu_generator, decode_all, draft_tokens, verify
+from tasks.decoding import DecodingProblem, DecodingResult
+
+SMOKE = {"num_assistant_tokens": 4}
+
+
+@dataclass(frozen=True)
+class Config:
+    do_sample: bool = False             # temperature 1 (True) or greedy, T = 0 (False)
+    num_assistant_tokens: int = 20      # k, draft length (HF default 20, spec §1.1)
+    confidence_threshold: float = 0.4   # drafter stops when max q < this (HF assistant_confidence_threshold)
+
+    def __post_init__(self) -> None:
+        if self.num_assistant_tokens < 1:
+            raise ValueError(f"num_assistant_tokens must be >= 1, got {self.num_assistant_tokens}")
+        if not 0.0 <= self.confidence_threshold <= 1.0:
+            raise ValueError(f"confidence_threshold must be in [0, 1], got {self.confidence_threshold}")
+
+
+def skip(problem: DecodingProblem, config: Config) -> str | None:
+    return None if problem.same_drafter is not None else "the task has no drafter sharing the target's vocabulary"
+
+
+@method(family="decoding", config=Config, skip=skip)
+def solve(problem: DecodingProblem, config: Config, ctx: RunContext) -> DecodingResult:
+    generator, drafter, greedy = cpu_generator(ctx), problem.same_drafter, not config.do_sample
+    if problem.target.tokenizer.get_vocab() != drafter.tokenizer.get_vocab():
+        raise ValueError("standard SD needs one vocabulary: the target's and same_drafter's tokenizers differ")
+
+    def step(ids: list[int], remaining: int, counts: Counts) -> list[int]:
+        k = min(config.num_assistant_tokens, remaining - 1)
+        draft, dists = draft_tokens(drafter, ids, k, greedy, config.confidence_threshold, counts, generator)
+        return verify(problem, ids, draft, counts, greedy, generator, q_rows=dists)
+
+    return decode_all(problem, step, greedy, ctx)

@@ -1,0 +1,149 @@
+"""Tiny causal LMs with different vocabularies, trained here on one corpus and cached; or any hub id.
+
+Spec §6.1: the target uses byte-level BPE (space marker `Ġ`), the heterogeneous drafter a
+SentencePiece-style Metaspace BPE (space marker `▁`) with fewer merges, so the two vocabularies
+intersect only partly and tokenise the same text at different boundaries; the standard-SD drafter
+is a smaller model over the target's own tokenizer. All three are GPT-2 shapes trained on the same
+generated corpus (tasks/decoding/_corpus.py). `load_lm` reads a hub id or a saved directory with
+`from_pretrained`, the path a GPU user takes for the paper's pairs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from bench.toolkit.tokenizer import SPECIAL_TOKENS, train_bpe_tokenizer
+from tasks.decoding import LM
+from tasks.decoding._corpus import alphabet, corpus
+
+CACHE_FORMAT = 1  # bump when the training code changes what is cached
+
+
+def train_metaspace_tokenizer(texts: list[str], vocab_size: int):
+    """SentencePiece-style BPE: spaces become `▁`, no prefix space, every corpus character in the alphabet."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    pad, eos, unk = SPECIAL_TOKENS
+    tok = Tokenizer(models.BPE(unk_token=unk))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="never")
+    tok.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="never")
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS),
+                                  initial_alphabet=[c.replace(" ", "▁") for c in alphabet()], show_progress=False)
+    tok.train_from_iterator(texts, trainer=trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token=pad, eos_token=eos, unk_token=unk)
+
+
+def _gpt2(vocab: int, eos: int, pad: int, layers: int, width: int, heads: int, seed: int):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(vocab_size=vocab, n_positions=1024, n_embd=width, n_layer=layers, n_head=heads,
+                        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=eos, eos_token_id=eos,
+                        pad_token_id=pad)
+    with torch.random.fork_rng(devices=[]):  # transformers initialises weights from the global RNG
+        torch.manual_seed(seed)
+        return GPT2LMHeadModel(config)
+
+
+def train_causal_lm(tokenizer, texts: list[str], layers: int, width: int, heads: int, steps: int, seed: int,
+                    seq_len: int = 128, batch: int = 16, lr: float = 3e-3):
+    """A GPT-2 shape trained by next-token cross-entropy on random windows of the token stream."""
+    stream = []
+    for text in texts:
+        stream += tokenizer.encode(text, add_special_tokens=False) + [tokenizer.eos_token_id]
+    data = torch.tensor(stream)
+    model = _gpt2(len(tokenizer), tokenizer.eos_token_id, tokenizer.pad_token_id, layers, width, heads, seed)
+    generator = torch.Generator().manual_seed(seed)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=lr, total_steps=max(steps, 1), pct_start=0.1)
+    model.train()
+    for _ in range(steps):
+        starts = torch.randint(0, len(data) - seq_len - 1, (batch,), generator=generator)
+        windows = torch.stack([data[s: s + seq_len + 1] for s in starts.tolist()])  # (B, L+1)
+        loss = model(input_ids=windows[:, :-1], labels=windows[:, :-1]).loss
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        schedule.step()
+    model.eval()
+    return model, float(loss.detach())
+
+
+def settings_key(settings: dict) -> str:
+    return hashlib.sha256(json.dumps({**settings, "format": CACHE_FORMAT}, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def build_pairs(settings: dict, cache_dir: str) -> Path:
+    """Train (or find cached) target, drafter and same-vocabulary drafter; returns their parent directory.
+
+    `settings`: documents, target_vocab, drafter_vocab, target_shape, drafter_shape (layers, width,
+    heads), steps, seed. Written atomically: a temporary directory renamed into place.
+    """
+    root = Path(os.path.expanduser(cache_dir))
+    final = root / f"pairs-{settings_key(settings)}"
+    if (final / "done").exists():
+        return final
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=root, prefix=".tmp-"))
+    try:
+        texts = corpus(settings["documents"], settings["seed"])
+        target_tok = train_bpe_tokenizer(texts, vocab_size=settings["target_vocab"])
+        drafter_tok = train_metaspace_tokenizer(texts, settings["drafter_vocab"])
+        plan = {"target": (target_tok, settings["target_shape"]), "drafter": (drafter_tok, settings["drafter_shape"]),
+                "same_drafter": (target_tok, settings["drafter_shape"])}
+        losses = {}
+        for offset, (name, (tok, shape)) in enumerate(plan.items()):
+            model, losses[name] = train_causal_lm(tok, texts, *shape, steps=settings["steps"],
+                                                  seed=settings["seed"] + offset)
+            model.save_pretrained(tmp / name)
+            tok.save_pretrained(tmp / name)
+        (tmp / "done").write_text(json.dumps({"settings": settings, "final_loss": losses}))
+        try:
+            tmp.rename(final)
+        except OSError:  # another process finished first: keep its copy
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return final
+
+
+def load_lm(name_or_path: str, device: str = "cpu", dtype: str = "float32") -> LM:
+    """A causal LM and its tokenizer from a hub id or a local directory (`from_pretrained`)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    local = Path(os.path.expanduser(name_or_path))
+    source = str(local) if local.exists() else name_or_path
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source)
+        model = AutoModelForCausalLM.from_pretrained(source, dtype=getattr(torch, dtype))
+    except OSError as exc:
+        raise ValueError(f"cannot load {name_or_path!r} (a hub id or a directory with a saved model): "
+                         f"{str(exc).splitlines()[0]}") from None
+    return LM(model=model.to(device).eval(), tokenizer=tokenizer, name=name_or_path)
+
+
+def greedy_reference(lm: LM, prompt_ids: list[int], max_new_tokens: int) -> list[int]:
+    """The target's own greedy decoding (no cache: one full forward per token), stopping at EOS."""
+    ids = list(prompt_ids)
+    device = next(lm.model.parameters()).device
+    with torch.no_grad():
+        for _ in range(max_new_tokens):
+            logits = lm.model(torch.tensor([ids], device=device)).logits[0, -1]
+            token = int(torch.argmax(logits))
+            ids.append(token)
+            if token == lm.tokenizer.eos_token_id:
+                break
+    return ids[len(prompt_ids):]
+
+
+def prompt_rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng([seed, 11])

@@ -1,0 +1,74 @@
+"""Heterogeneous-vocabulary speculative decoding (Timor et al., ICML 2025): the claims file, verdicts, `bench run`."""
+
+import pytest
+
+from bench.registry import Registry
+from bench.store import Store
+from leaderboard.claims import evaluate_paper, group_cells, load_paper
+from runners.local import run_cells
+from tests.leaderboard.paper_cli import bench
+
+PAPER = "hetero-vocab-sd"
+
+# Regression pin (first decoding commit, 2 seeds, default task): target calls per token 0.317 (speculative, greedy),
+# 0.42 (SLEM greedy), 0.459 (SLEM sampling), 0.638 (TLI), 0.557 (SLRS); SLRS acceptance 0.328 vs SLEM-sampling 0.246;
+# SLRS 1.87e3 drafter calls per token vs 2.15 (SLEM); every greedy output equals the target's.
+EXPECTED = {
+    "slem-greedy-lossless": "reproduced",
+    "tli-greedy-lossless": "reproduced",
+    "speculative-greedy-lossless": "reproduced",
+    "speculative-halves-target-calls": "reproduced",
+    "slem-halves-target-calls": "reproduced",
+    "hetero-methods-fewer-target-calls": "reproduced",
+    "slem-modelled-speedup": "reproduced",
+    "slrs-accepts-more-than-slem-sampling": "reproduced",
+    "slrs-exponential-drafter-cost": "reproduced",
+    "abstract-slem-up-to-2.8x": "not run",
+    "hf-bench-mixtral-qwen-slem": "not run",
+    "hf-bench-gemma-vicuna-tli": "not run",
+    "talk-tli-up-to-1.7x": "not run",
+    "hf-blog-codellama-starcoder-slem": "not run",
+}
+SMALL_TASK = ["--set", "task.prompts_per_kind=1", "--set", "task.max_new_tokens=12", "--set", "task.documents=600",
+              "--set", "task.train_steps=150", "--set", "task.target_layers=1", "--set", "task.target_width=32",
+              "--set", "task.drafter_width=16"]
+
+
+def _cpu_cells(paper, registry, seeds):
+    cells = [c for claim in paper.claims if claim.scale != "paper-scale" for g in claim.groups
+             for c in group_cells(g, registry, seeds or claim.seeds)]
+    return list(dict.fromkeys(cells))
+
+
+def test_claims_file_is_valid():
+    registry = Registry.discover()
+    paper = load_paper(registry, PAPER)
+    assert [c.id for c in paper.claims] == list(EXPECTED)
+    assert set(paper.methods) == {"slem", "tli", "slrs", "speculative", "autoregressive"}
+    assert all(info["fidelity"] and info.get("deviations") for info in paper.methods.values())
+    paper_scale = [c for c in paper.claims if c.scale == "paper-scale"]
+    assert {c.id for c in paper_scale} == {k for k, v in EXPECTED.items() if v == "not run"}
+    assert all(c.paper_value and c.differences for c in paper_scale)
+    assert len(_cpu_cells(paper, registry, 1)) == 9
+
+
+@pytest.mark.slow
+def test_reproduce_gives_expected_verdicts(tmp_path):
+    registry = Registry.discover()
+    paper = load_paper(registry, PAPER)
+    store = Store.open(f"sqlite:///{tmp_path}/b.db")
+    summary = run_cells(_cpu_cells(paper, registry, None), store, registry)
+    assert set(summary.counts) == {"done"}
+    assert {v.claim.id: v.verdict for v in evaluate_paper(paper, store, registry)} == EXPECTED
+
+
+def test_bench_run_stores_the_slem_metrics(tmp_path):
+    db = tmp_path / "cli.db"
+    run = bench("run", "--method", "slem", "--task", "hetero_vocab_pairs", *SMALL_TASK, db=db, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    store = Store.open(f"sqlite:///{db}")
+    (row,) = store.runs(method="slem", task="hetero_vocab_pairs")
+    metrics = store.metrics([row.run_key])[row.run_key]
+    assert row.status == "done" and metrics["greedy_exact_match"] == 1.0
+    assert 0 < metrics["target_calls_per_token"] <= 1.0 and 0 <= metrics["acceptance_rate"] <= 1.0
+    assert "target_calls_per_token = " in run.stdout

@@ -1,0 +1,84 @@
+"""The hetero_vocab_pairs task: tokenizers, cache, hub-id/directory loading, references, and the family's score."""
+
+from pathlib import Path
+
+import pytest
+
+from bench.context import RunContext
+from methods.decoding.tli import intersection, output_size
+from tasks.decoding import DecodingResult, score
+from tasks.decoding._corpus import CODE_PROMPT, KINDS, corpus
+from tasks.decoding._lm import greedy_reference, load_lm
+from tasks.decoding.hetero_vocab_pairs import SMALLEST, Config, build
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("decoding-cache")
+    config = Config(**SMALLEST, cache_dir=str(cache))
+    return config, build(config, RunContext(seed=0))
+
+
+def test_build_gives_prompts_of_each_kind_and_the_targets_greedy_reference(small):
+    config, problem = small
+    assert problem.kinds == KINDS and len(problem.prompts) == 3
+    assert problem.prompts[1].startswith(CODE_PROMPT.split("{")[0])
+    for index, ref in enumerate(problem.reference):
+        assert 1 <= len(ref) <= config.max_new_tokens
+        assert list(ref) == greedy_reference(problem.target, problem.prompt_ids(index), config.max_new_tokens)
+    assert problem.ar_seconds > 0
+
+
+def test_vocabularies_differ_and_intersect_partly(small):
+    _, problem = small
+    target, drafter = problem.target, problem.drafter
+    assert target.tokenizer.get_vocab() != drafter.tokenizer.get_vocab()
+    assert problem.same_drafter.tokenizer.get_vocab() == target.tokenizer.get_vocab()
+    text = corpus(5, seed=3)[4]
+    assert drafter.tokenizer.decode(drafter.tokenizer.encode(text)) == text  # Metaspace round trip
+    assert target.tokenizer.decode(target.tokenizer.encode(text)) == text
+    assert target.tokenizer.encode(text) != drafter.tokenizer.encode(text)
+    d2t = intersection(target, drafter, output_size(target), output_size(drafter))
+    shared = int((d2t >= 0).sum())
+    assert 0.2 * len(d2t) < shared < len(d2t)  # "▁the" (drafter) meets "Ġthe" (target), but not every token
+    the_d = drafter.tokenizer.convert_tokens_to_ids("▁the")
+    assert target.tokenizer.convert_ids_to_tokens(int(d2t[the_d])) == "Ġthe"
+
+
+def test_cache_is_reused_and_keyed_by_the_settings(small):
+    config, _ = small
+    dirs = sorted(p.name for p in Path(config.cache_dir).iterdir())
+    assert len(dirs) == 1 and dirs[0].startswith("pairs-")
+    build(config, RunContext(seed=1))  # another seed: other prompts, same models
+    assert sorted(p.name for p in Path(config.cache_dir).iterdir()) == dirs
+
+
+def test_saved_directories_load_like_hub_ids(small):
+    config, problem = small
+    local = next(Path(config.cache_dir).iterdir())
+    by_path = Config(**{**SMALLEST, "target": str(local / "target"), "drafter": str(local / "drafter"),
+                        "same_drafter": "none", "cache_dir": config.cache_dir})
+    again = build(by_path, RunContext(seed=0))
+    assert again.reference == problem.reference and again.same_drafter is None
+    with pytest.raises(ValueError, match="cannot load"):
+        load_lm(str(local / "missing-model"))
+
+
+def test_score_counts_calls_acceptance_and_exact_match(small):
+    _, problem = small
+    outputs = (problem.reference[0], problem.reference[1], problem.reference[2][:-1] + (99999,))
+    tokens = sum(len(o) for o in outputs)
+    result = DecodingResult(outputs=outputs, target_calls=tokens // 2, drafter_calls=10, drafted=8, accepted=6,
+                            seconds=1.0, greedy=True)
+    s = score(problem, result)
+    assert s["target_calls_per_token"] == pytest.approx((tokens // 2) / tokens)
+    assert s["acceptance_rate"] == 0.75 and s["greedy_exact_match"] == pytest.approx(2 / 3)
+    assert s["modelled_speedup"] == pytest.approx(tokens / (tokens // 2 + 0.05 * 10))
+    assert "greedy_exact_match" not in score(problem, DecodingResult(outputs, 1, 0, 0, 0, 1.0, greedy=False))
+
+
+@pytest.mark.parametrize("bad", [{"prompts_per_kind": 0}, {"drafter_vocab": 50}, {"dtype": "int8"},
+                                 {"target_width": 30}, {"cost_ratio": -1.0}])
+def test_config_rejects_bad_values(bad):
+    with pytest.raises(ValueError):
+        Config(**bad)
