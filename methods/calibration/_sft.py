@@ -1,0 +1,74 @@
+"""Supervised fine-tuning with (label-smoothed) cross-entropy, shared by sft_ce and sft_label_smoothing.
+
+The loss is computed from the final hidden states and the LM head's weight by
+bench/toolkit/label_smoothed_ce.label_smoothed_ce (chunked torch on a CPU, the Triton kernel on CUDA),
+so the N × V logits are never materialised (spec §3.3). Shifted next-token targets, prompt tokens at −100,
+reduction 'mean' over the answer tokens (the repository's sweeps sum; with the constant number of answer
+tokens per batch here, the two differ only by a factor folded into the learning rate).
+Optional logit temperature τ (divide the logits by τ, multiply the loss by τ; spec §3.1) is applied by
+scaling the hidden states, which is exact for the bias-free LM heads of Llama/GPT-2.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import torch
+
+from bench.context import RunContext
+from bench.toolkit.label_smoothed_ce import label_smoothed_ce
+from tasks.calibration import CalibrationProblem, CalibrationResult
+
+
+@dataclass(frozen=True)
+class SFTSettings:
+    beta: float          # β, label smoothing (0: plain CE)
+    lr: float            # learning rate
+    epochs: int          # passes over the SFT set
+    batch_size: int      # sequences per step
+    warmup_ratio: float  # linear warm-up share of the steps, then linear decay (open-instruct's schedule)
+    temperature: float   # τ (1: none)
+
+
+def sft_loss(model, input_ids: torch.Tensor, labels: torch.Tensor, beta: float, temperature: float = 1.0):
+    hidden = model.base_model(input_ids=input_ids).last_hidden_state             # (B, T, d)
+    head = model.get_output_embeddings().weight                                  # (V, d)
+    h = hidden[:, :-1].reshape(-1, hidden.shape[-1]) / temperature               # (B·(T−1), d)
+    y = labels[:, 1:].reshape(-1)                                                # shifted targets
+    return temperature * label_smoothed_ce(h, head, y, beta, ignore_index=-100, reduction="mean")
+
+
+def fine_tune(problem: CalibrationProblem, s: SFTSettings, ctx: RunContext) -> CalibrationResult:
+    model = copy.deepcopy(problem.model).to(ctx.device).train()
+    ids, labels = problem.sft_input_ids.to(ctx.device), problem.sft_labels.to(ctx.device)
+    per_epoch = max(1, -(-len(ids) // s.batch_size))
+    steps = per_epoch * s.epochs
+    warmup = max(1, round(s.warmup_ratio * steps))
+    optimiser = torch.optim.AdamW(model.parameters(), lr=s.lr, weight_decay=0.0)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimiser, lambda t: (t + 1) / warmup if t < warmup else max(0.0, (steps - t) / max(1, steps - warmup)))
+    loss = torch.zeros(())
+    step = 0
+    for epoch in range(s.epochs):
+        order = torch.randperm(len(ids), generator=ctx.torch_generator).to(ctx.device)
+        for start in range(0, len(ids), s.batch_size):
+            batch = order[start:start + s.batch_size]
+            loss = sft_loss(model, ids[batch], labels[batch], s.beta, s.temperature)
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            schedule.step()
+            step += 1
+            ctx.log(step, sft_loss=float(loss.detach()))
+        ctx.progress((epoch + 1) / s.epochs)
+        ctx.check_deadline()
+    return CalibrationResult(model=model.eval(), final_loss=float(loss.detach()))
+
+
+def validate(beta: float, lr: float, epochs: int, batch_size: int, warmup_ratio: float, temperature: float) -> None:
+    if not 0.0 <= beta <= 1.0:
+        raise ValueError(f"beta (label smoothing) must be in [0, 1], got {beta}")
+    if not (lr > 0 and epochs >= 1 and batch_size >= 1 and 0 <= warmup_ratio < 1 and temperature > 0):
+        raise ValueError(f"need lr > 0, epochs >= 1, batch_size >= 1, 0 <= warmup_ratio < 1, temperature > 0; got "
+                         f"{lr}, {epochs}, {batch_size}, {warmup_ratio}, {temperature}")

@@ -1,0 +1,135 @@
+"""The stochastic-facts world and its tiny pre-trained causal LM (cached), for tasks/calibration.
+
+Vocabulary (word level, so one word is one token): <pad>, <eos>, "?", "Answer", the option letters
+A B C D, one token per entity (e0, e1, …) and filler words (w0, w1, …) up to `vocab_size` tokens.
+A fact is a question "e_i ? A B C D Answer" whose answer letter is drawn from the entity's own
+categorical p_i (Dirichlet(α)), so a calibrated model is uncertain (spec §6.2: stochastic facts).
+Pre-training documents: facts with sampled answers, and filler sentences (so the output softmax has
+to place mass across the whole vocabulary, where V matters).
+The pre-trained model is cached under `cache_dir`, keyed by every setting that changes it and the
+seed, written atomically (tmp dir + rename); `load_lm` reads a tiny cached model, a local directory or
+a hub id through the same `from_pretrained` path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+
+LETTERS = ("A", "B", "C", "D")
+SPECIALS = ("<pad>", "<eos>", "?", "Answer", *LETTERS)
+FILLER_LEN = 8
+
+
+def vocabulary(n_entities: int, vocab_size: int) -> list[str]:
+    words = [*SPECIALS, *(f"e{i}" for i in range(n_entities))]
+    if vocab_size < len(words) + 1:
+        raise ValueError(f"vocab_size {vocab_size} too small: needs > {len(words)} for {n_entities} entities")
+    return words + [f"w{i}" for i in range(vocab_size - len(words))]
+
+
+def build_tokenizer(words: list[str]):
+    """A word-level PreTrainedTokenizerFast over `words` (whitespace pre-tokenisation)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<pad>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>", unk_token="<pad>")
+
+
+def question_text(entity: int) -> str:
+    return f"e{entity} ? {' '.join(LETTERS)} Answer"
+
+
+def letter_ids(tokenizer) -> list[int]:
+    """The token id of each option letter as it follows the prompt (last token of ' A', …)."""
+    return [tokenizer(" " + letter, add_special_tokens=False).input_ids[-1] for letter in LETTERS]
+
+
+def encode(tokenizer, texts: list[str]) -> torch.Tensor:
+    ids = [tokenizer(t, add_special_tokens=False).input_ids for t in texts]
+    if len({len(i) for i in ids}) != 1:
+        raise ValueError("the world's sequences must all tokenise to one length")
+    return torch.tensor(ids, dtype=torch.long)
+
+
+def pretraining_texts(probs: np.ndarray, per_entity: int, filler_fraction: float, n_filler_words: int,
+                      rng: np.random.Generator) -> list[str]:
+    texts = []
+    for i, p in enumerate(probs):
+        answers = rng.choice(len(LETTERS), size=per_entity, p=p)
+        texts += [f"{question_text(i)} {LETTERS[a]}" for a in answers]
+    n_filler = int(round(len(texts) * filler_fraction / max(1e-9, 1 - filler_fraction)))
+    for _ in range(n_filler):
+        texts.append(" ".join(f"w{j}" for j in rng.integers(0, n_filler_words, size=FILLER_LEN)))
+    return texts
+
+
+def build_lm(vocab_size: int, hidden_size: int, layers: int, generator: torch.Generator):
+    """A tiny LlamaForCausalLM (untied head, no dropout), initialised from `generator`'s stream."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(vocab_size=vocab_size, hidden_size=hidden_size, intermediate_size=2 * hidden_size,
+                         num_hidden_layers=layers, num_attention_heads=max(1, hidden_size // 16),
+                         num_key_value_heads=max(1, hidden_size // 16), max_position_embeddings=64,
+                         pad_token_id=0, eos_token_id=1, bos_token_id=1, tie_word_embeddings=False)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(torch.randint(2**62, (1,), generator=generator)))
+        return LlamaForCausalLM(config)
+
+
+def pretrain(model, tokens: torch.Tensor, steps: int, batch_size: int, lr: float, generator: torch.Generator) -> None:
+    """Next-token CE on every position (the padding-free documents all have one length); AdamW."""
+    optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda s: min(1.0, (s + 1) / 50) * (1 - s / steps))
+    model.train()
+    for _ in range(steps):
+        batch = tokens[torch.randint(len(tokens), (batch_size,), generator=generator)]
+        loss = model(input_ids=batch, labels=batch).loss
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        schedule.step()
+    model.eval()
+
+
+def cache_key(settings: dict) -> str:
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def cached_pretrained(settings: dict, cache_dir: str, make) -> Path:
+    """The directory of the model for `settings`; `make(path)` saves it there when it is missing."""
+    root = Path(os.path.expanduser(cache_dir))
+    target = root / f"lm-{cache_key(settings)}"
+    if not (target / "config.json").exists():
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=root, prefix=".tmp-"))
+        make(tmp)
+        (tmp / "settings.json").write_text(json.dumps(settings, sort_keys=True))
+        try:
+            tmp.rename(target)
+        except OSError:  # another process wrote it first: keep theirs
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def load_lm(name_or_path: str | Path):
+    """(model, tokenizer) in eval mode from a local directory or a hub id (one from_pretrained path)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    local = Path(name_or_path).expanduser().is_dir()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(name_or_path), local_files_only=local)
+        model = AutoModelForCausalLM.from_pretrained(str(name_or_path), local_files_only=local)
+    except (OSError, ValueError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ValueError(f"cannot load causal LM {str(name_or_path)!r}: {first}") from None
+    return model.eval(), tokenizer
