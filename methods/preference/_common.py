@@ -1,0 +1,120 @@
+"""What every preference method shares: the policy and the reference, on-policy pairs, a pairwise trainer, evaluation.
+
+The policy is `config.model` when given (a hub id or a local directory: the paper-scale path, run unchanged
+on `ctx.device`), else the task's π_SFT; the reference π_ref is a frozen copy of the same model.
+Learning rate: `config.lr`, or when it is 0 the paper's 5e-7 for a given model and the CPU-scale value
+TINY_LR for the task's tiny model (spec simplemix.md §7.1 uses 1e-4 for a 2-layer GPT-2; this world's
+runs of a few dozen steps need a larger step to move the tiny model).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+
+from bench.context import RunContext
+from bench.toolkit.causal_lm import load_causal_lm, sample, sequence_logprobs, train
+from tasks.preference import PreferenceProblem, PreferenceResult
+
+PAPER_LR = 5e-7   # SimpleMix fork [F], EPA (zephyr recipe), LOGO: all use 5e-7 at 7–8B
+TINY_LR = 1e-3    # the task's tiny GPT-2
+
+
+def load_models(problem: PreferenceProblem, config, ctx: RunContext):
+    """(policy in train mode, frozen reference, tokenizer) on ctx.device."""
+    name = config.model or problem.sft_path
+    policy, tokenizer = load_causal_lm(name, device=ctx.device)
+    ref, _ = load_causal_lm(name, device=ctx.device)
+    for p in ref.parameters():
+        p.requires_grad_(False)
+    return policy, ref, tokenizer
+
+
+def learning_rate(problem: PreferenceProblem, config) -> float:
+    if config.lr > 0:
+        return config.lr
+    return TINY_LR if problem.tiny and not config.model else PAPER_LR
+
+
+def completions(responses) -> list[str]:
+    """The completion text of a response: a leading space (the world's prompts end in '=')."""
+    return [" " + r for r in responses]
+
+
+def on_policy_lists(problem: PreferenceProblem, model, tokenizer, prompts, config, ctx: RunContext) -> list[tuple[str, ...]]:
+    """n samples per prompt from `model` (T, top-p of the config), ranked best first by the annotator."""
+    flat = [p for p in prompts for _ in range(config.n_samples)]
+    texts = sample(model, tokenizer, flat, max_new_tokens=problem.max_new_tokens, temperature=config.temperature,
+                   top_p=config.top_p, generator=ctx.torch_generator, device=ctx.device)
+    texts = [t.strip() for t in texts]
+    out = []
+    for i, prompt in enumerate(prompts):
+        group = texts[i * config.n_samples:(i + 1) * config.n_samples]
+        out.append(tuple(group[j] for j in problem.annotate(prompt, group, ctx.rng)))
+    return out
+
+
+def train_pairs(policy, ref, tokenizer, prompts, chosen, rejected, loss: Callable, config, problem, ctx: RunContext,
+                extra: Callable | None = None) -> list[float]:
+    """Minimise mean loss(π(y_w), π(y_l), π_ref(y_w), π_ref(y_l)) (+ extra(indices)) over the pairs.
+
+    `rejected` is a list of tuples (M negatives per pair, all M same length); reference log-probs are
+    computed once. Steps = epochs · n / (batch · grad_accum)."""
+    n, m = len(prompts), len(rejected[0])
+    with torch.no_grad():
+        ref_w = sequence_logprobs(ref, tokenizer, prompts, completions(chosen), device=ctx.device)
+        flat_prompts = [p for p in prompts for _ in range(m)]
+        flat_l = [r for rs in rejected for r in rs]
+        ref_l = sequence_logprobs(ref, tokenizer, flat_prompts, completions(flat_l), device=ctx.device).view(n, m)
+
+    def objective(idx):
+        pw = sequence_logprobs(policy, tokenizer, [prompts[i] for i in idx], completions([chosen[i] for i in idx]),
+                               device=ctx.device)
+        pl = sequence_logprobs(policy, tokenizer, [prompts[i] for i in idx for _ in range(m)],
+                               completions([r for i in idx for r in rejected[i]]), device=ctx.device).view(len(idx), m)
+        value = loss(pw, pl, ref_w[idx].to(pw.device), ref_l[idx].to(pw.device)).mean()
+        return value + extra(idx) if extra is not None else value
+
+    steps = max(1, int(round(config.epochs * n / (config.batch_size * config.grad_accum))))
+    return train(policy, objective, n, steps=steps, lr=learning_rate(problem, config), batch_size=config.batch_size,
+                 grad_accum=config.grad_accum, warmup_ratio=config.warmup_ratio, generator=ctx.torch_generator,
+                 device=ctx.device, on_step=lambda s, v: (ctx.log(s, loss=v), ctx.check_deadline()))
+
+
+def evaluate(problem: PreferenceProblem, policy, ref, tokenizer, ctx: RunContext, beta: float | None,
+             on_policy_fraction: float | None = None) -> PreferenceResult:
+    """Sample the policy's answers (T = 1, so the KL estimate is unbiased), their log-probs, the probe rewards.
+
+    `beta` is the scale of the implicit reward r = β(log π − log π_ref) (None: the method has no such reward)."""
+    policy.eval()
+    responses = [t.strip() for t in sample(policy, tokenizer, problem.eval_prompts, max_new_tokens=problem.max_new_tokens,
+                                           generator=ctx.torch_generator, device=ctx.device)]
+    with torch.no_grad():
+        lp = sequence_logprobs(policy, tokenizer, problem.eval_prompts, completions(responses), device=ctx.device)
+        lr = sequence_logprobs(ref, tokenizer, problem.eval_prompts, completions(responses), device=ctx.device)
+        probe = None
+        if beta is not None and len(problem.probe_prompts):
+            prompts = [p for p, rs in zip(problem.probe_prompts, problem.probe_responses) for _ in rs]
+            texts = completions([r for rs in problem.probe_responses for r in rs])
+            diff = (sequence_logprobs(policy, tokenizer, prompts, texts, device=ctx.device)
+                    - sequence_logprobs(ref, tokenizer, prompts, texts, device=ctx.device))
+            probe = (beta * diff).view(len(problem.probe_prompts), -1).cpu().numpy().astype(float)
+    return PreferenceResult(responses=tuple(responses), logp_policy=lp.cpu().numpy().astype(float),
+                            logp_ref=lr.cpu().numpy().astype(float), probe_reward=probe,
+                            on_policy_fraction=on_policy_fraction)
+
+
+def validate_common(config) -> None:
+    """The checks every pairwise method's Config shares."""
+    if not config.lr >= 0 or not config.epochs > 0 or config.batch_size < 1 or config.grad_accum < 1:
+        raise ValueError(f"need lr >= 0 (0: automatic), epochs > 0, batch_size >= 1, grad_accum >= 1; got "
+                         f"{config.lr}, {config.epochs}, {config.batch_size}, {config.grad_accum}")
+    if not 0 <= config.warmup_ratio < 1:
+        raise ValueError(f"warmup_ratio must be in [0, 1), got {config.warmup_ratio}")
+
+
+def validate_sampling(config) -> None:
+    if config.n_samples < 2 or not config.temperature > 0 or not 0 < config.top_p <= 1:
+        raise ValueError(f"need n_samples >= 2, temperature > 0, 0 < top_p <= 1; got {config.n_samples}, "
+                         f"{config.temperature}, {config.top_p}")

@@ -1,0 +1,39 @@
+"""The preference objectives as pure tensor functions (inputs: sequence log-probabilities, shape (B,) / (B, K)).
+
+DPO (Rafailov et al. 2023, Eq. 7):  −log σ(β[(log π(y_w) − log π_ref(y_w)) − (log π(y_l) − log π_ref(y_l))]).
+EPA (Hong et al. 2025; spec epa.md §3.2): with r = β(log π − log π_ref),
+    log(w + Σ_{y ∈ N} exp(r(y) − r(y_w))),  N = strong ∪ weak negatives;  = DPO for w = 1 and N = {y_l}.
+LOGO (Tang et al. 2025, §2.1; SimPO for M = 1, λ = 0):
+    −log σ((β/|y_w|) log π(y_w) − (1/M) Σ_j (β/|y_l^j|) log π(y_l^j) − γ) + λ·NLL(y_w).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+
+def dpo_loss(policy_w: torch.Tensor, policy_l: torch.Tensor, ref_w: torch.Tensor, ref_l: torch.Tensor,
+             beta: float) -> torch.Tensor:
+    """(B,) the sigmoid DPO loss of each pair."""
+    margin = beta * ((policy_w - ref_w) - (policy_l - ref_l))   # (B,)
+    return -F.logsigmoid(margin)
+
+
+def epa_loss(reward_w: torch.Tensor, reward_neg: torch.Tensor, mask: torch.Tensor | None = None, w: float = 1.0,
+             weak_weight: torch.Tensor | None = None) -> torch.Tensor:
+    """(B,) log(w + Σ_j m_j α_j exp(r_neg_j − r_w)): rewards r = β(log π − log π_ref), r_neg (B, K).
+
+    `mask` (B, K) drops padded negatives; `weak_weight` (B, K) is the optional α on weak terms (1 = off)."""
+    logits = reward_neg - reward_w[:, None]                                    # (B, K)
+    if weak_weight is not None:
+        logits = logits + torch.log(weak_weight)
+    if mask is not None:
+        logits = logits.masked_fill(~mask.bool(), float("-inf"))
+    stable = torch.full_like(reward_w, float(torch.log(torch.tensor(w))))[:, None]   # (B, 1) the "w_stable" term
+    return torch.logsumexp(torch.cat([stable, logits], dim=1), dim=1)
+
+
+def logo_loss(avg_w: torch.Tensor, avg_l: torch.Tensor, beta: float, gamma: float) -> torch.Tensor:
+    """(B,) −log σ(β·avg_w − mean_j β·avg_l_j − γ): avg = log-prob / length, avg_l (B, M) (the code's form)."""
+    return -F.logsigmoid(beta * avg_w - beta * avg_l.mean(dim=1) - gamma)

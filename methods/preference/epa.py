@@ -1,0 +1,109 @@
+"""EPA: Energy Preference Alignment, a softmax over the preferred answer, strong and weak negatives.
+
+Hong, Zhang, Bao, Jiang & Song, "Energy-Based Preference Model Offers Better Offline Alignment than the
+Bradley-Terry Preference Model", ICML 2025, arXiv 2412.13862 (spec shared/papers/epa.md §3.2). With the
+implicit reward r_θ(x, y) = β[log πθ(y|x) − log π_ref(y|x)] (energy −r_θ):
+
+    L_EPA(θ) = E_x log( w + Σ_{y ∈ N_s(x) ∪ N_w(x)} α_y exp(r_θ(x, y) − r_θ(x, y_w)) )
+
+(the Energy Discrepancy loss ℓ = log(w + Σ_j exp(E(u) − E(u'_j))) of the reference code, spec §3.1).
+Strong negatives N_s(x): the k_s lower-ranked answers to the same prompt (UF-all: up to 3); weak negatives
+N_w(x): k_w answers written for the other prompts of the mini-batch (their chosen and rejected), scored
+under x ("free": no annotation). With w = 1, one strong and no weak negative the loss is DPO's.
+
+Fidelity: reconstructed (no text or code of the paper was available; the loss is the spec's reconstruction
+from the abstract, the TL;DR naming Energy Discrepancy and that code). Unverified defaults: k_s = 3,
+k_w = 8, w = 1, α = 1, β = 0.1; trained on the world's off-policy K = 4 lists (UF-all-like).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from bench.context import RunContext
+from bench.registry import method
+from bench.spec import Resources
+from bench.toolkit.causal_lm import sequence_logprobs, train
+from methods.preference._common import completions, evaluate, learning_rate, load_models, validate_common
+from methods.preference._losses import epa_loss
+from tasks.preference import PreferenceProblem, PreferenceResult, kind_skip
+
+SMOKE = {"batch_size": 4, "weak_negatives": 2}
+
+
+@dataclass(frozen=True)
+class Config:
+    strong_negatives: int = 3   # k_s, dispreferred answers to the same prompt (UF-all: 3)
+    weak_negatives: int = 8     # k_w, answers of other prompts in the batch (spec §7.1: 0, 2, 4, 8)
+    w: float = 1.0              # w ("w_stable" of Energy Discrepancy)
+    weak_weight: float = 1.0    # α on the weak-negative terms inside the log-sum-exp
+    beta: float = 0.1           # β of the implicit reward
+    model: str = ""             # policy and reference: "" = the task's π_SFT, else a hub id / local directory
+    lr: float = 0.0             # 0 = 5e-7 (paper scale) for a given model, 1e-3 for the tiny one
+    epochs: float = 1.0         # one epoch
+    batch_size: int = 32        # prompts per micro-batch
+    grad_accum: int = 1
+    warmup_ratio: float = 0.1
+
+    def __post_init__(self) -> None:
+        if self.strong_negatives < 1 or self.weak_negatives < 0 or not self.w > 0 or not self.weak_weight > 0:
+            raise ValueError(f"need strong_negatives >= 1, weak_negatives >= 0, w > 0, weak_weight > 0; got "
+                             f"{self.strong_negatives}, {self.weak_negatives}, {self.w}, {self.weak_weight}")
+        if not self.beta > 0:
+            raise ValueError(f"beta must be > 0, got {self.beta}")
+        validate_common(self)
+
+
+def skip(problem, config: Config) -> str | None:
+    reason = kind_skip(problem, PreferenceProblem, "epa")
+    if reason is None and len(problem.off_policy[0]) - 1 < config.strong_negatives:
+        return f"epa needs {config.strong_negatives} strong negatives, the task has {len(problem.off_policy[0]) - 1}"
+    if reason is None and config.weak_negatives and config.batch_size < 2:
+        return "weak negatives come from the other prompts of a batch: batch_size must be >= 2"
+    return reason
+
+
+def negatives(idx, ranked, k_s: int, k_w: int, generator: torch.Generator) -> list[list[str]]:
+    """Per prompt of the batch: its k_s lowest-ranked answers, then k_w answers drawn from the other prompts."""
+    out = []
+    for i in idx:
+        strong = list(ranked[i][-k_s:])
+        others = [r for j in idx if j != i for r in ranked[j]]
+        picks = torch.randint(len(others), (k_w,), generator=generator).tolist() if others and k_w else []
+        out.append(strong + [others[p] for p in picks])
+    return out
+
+
+def make_objective(policy, ref, tokenizer, prompts, ranked, config: Config, generator, device: str = "cpu"):
+    """objective(indices): the batch's mean EPA loss (weak negatives drawn from the batch with `generator`)."""
+    k_s, k_w = config.strong_negatives, config.weak_negatives
+    weights = torch.tensor([1.0] * k_s + [config.weak_weight] * k_w, device=device)
+
+    def logps(model, ps, ys):
+        return sequence_logprobs(model, tokenizer, ps, completions(ys), device=device)
+
+    def objective(idx):
+        negs = negatives(idx, ranked, k_s, k_w, generator)
+        ps, yw = [prompts[i] for i in idx], [ranked[i][0] for i in idx]
+        flat_p, flat_y = [p for p in ps for _ in range(k_s + k_w)], [y for ys in negs for y in ys]
+        with torch.no_grad():
+            ref_w, ref_n = logps(ref, ps, yw), logps(ref, flat_p, flat_y)
+        r_w = config.beta * (logps(policy, ps, yw) - ref_w)                                         # (B,)
+        r_n = config.beta * (logps(policy, flat_p, flat_y) - ref_n).view(len(idx), k_s + k_w)       # (B, k_s + k_w)
+        return epa_loss(r_w, r_n, w=config.w, weak_weight=weights.expand_as(r_n)).mean()
+
+    return objective
+
+
+@method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0), skip=skip)
+def solve(problem: PreferenceProblem, config: Config, ctx: RunContext) -> PreferenceResult:
+    policy, ref, tokenizer = load_models(problem, config, ctx)
+    prompts, ranked = list(problem.train_prompts), list(problem.off_policy)
+    objective = make_objective(policy, ref, tokenizer, prompts, ranked, config, ctx.torch_generator, ctx.device)
+    steps = max(1, int(round(config.epochs * len(prompts) / (config.batch_size * config.grad_accum))))
+    train(policy, objective, len(prompts), steps=steps, lr=learning_rate(problem, config), batch_size=config.batch_size,
+          grad_accum=config.grad_accum, warmup_ratio=config.warmup_ratio, generator=ctx.torch_generator,
+          device=ctx.device, on_step=lambda s, v: (ctx.log(s, loss=v), ctx.check_deadline()))
+    return evaluate(problem, policy, ref, tokenizer, ctx, beta=config.beta)

@@ -1,0 +1,57 @@
+"""SFT: supervised fine-tuning of the policy on the preferred answers (the no-preference baseline).
+
+The standard baseline of the preference papers: maximise log πθ(y_w|x) on the chosen answers of the
+preference data (SimpleMix / EPA: the SFT starting point, continued on the chosen answers; LOGO §3:
+"Instruct Tuning (Partial)", the loss on the prediction only):
+
+    L_SFT(θ) = −E_{(x, y_w)} (1/|y_w|) Σ_t log πθ(y_w,t | x, y_w,<t).
+
+Fidelity: faithful (completion-only token-averaged NLL). Deviation: trained on the task's chosen answers
+(preference_world: the best off-policy answer of each prompt) for one epoch at the CPU-scale learning rate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bench.context import RunContext
+from bench.registry import method
+from bench.spec import Resources
+from bench.toolkit.causal_lm import sequence_logprobs, train
+from methods.preference._common import completions, evaluate, learning_rate, load_models, validate_common
+from tasks.preference import PreferenceProblem, PreferenceResult, kind_skip
+
+SMOKE = {"batch_size": 8}
+
+
+@dataclass(frozen=True)
+class Config:
+    model: str = ""             # policy: "" = the task's π_SFT, else a hub id / local directory
+    lr: float = 0.0             # 0 = 5e-7 (paper scale) for a given model, 1e-3 for the tiny one
+    epochs: float = 1.0         # one epoch
+    batch_size: int = 32        # answers per micro-batch
+    grad_accum: int = 1         # gradient accumulation steps
+    warmup_ratio: float = 0.1   # linear decay with 10 % warm-up
+
+    def __post_init__(self) -> None:
+        validate_common(self)
+
+
+def skip(problem, config: Config) -> str | None:
+    return kind_skip(problem, PreferenceProblem, "sft")
+
+
+@method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0), skip=skip)
+def solve(problem: PreferenceProblem, config: Config, ctx: RunContext) -> PreferenceResult:
+    policy, ref, tokenizer = load_models(problem, config, ctx)
+    prompts, chosen = list(problem.train_prompts), [ranked[0] for ranked in problem.off_policy]
+
+    def nll(idx):
+        return -sequence_logprobs(policy, tokenizer, [prompts[i] for i in idx], completions([chosen[i] for i in idx]),
+                                  average=True, device=ctx.device).mean()
+
+    steps = max(1, int(round(config.epochs * len(prompts) / (config.batch_size * config.grad_accum))))
+    train(policy, nll, len(prompts), steps=steps, lr=learning_rate(problem, config), batch_size=config.batch_size,
+          grad_accum=config.grad_accum, warmup_ratio=config.warmup_ratio, generator=ctx.torch_generator,
+          device=ctx.device, on_step=lambda s, v: (ctx.log(s, loss=v), ctx.check_deadline()))
+    return evaluate(problem, policy, ref, tokenizer, ctx, beta=None)

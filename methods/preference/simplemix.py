@@ -1,0 +1,58 @@
+"""SimpleMix: DPO on an equal mixture of on-policy and off-policy preference pairs.
+
+Li & Khashabi, "SIMPLEMIX: Frustratingly Simple Mixing of Off- and On-policy Data in Language Model
+Preference Learning", ICML 2025, arXiv 2505.02363 (spec shared/papers/simplemix.md §3):
+
+    L(θ) = −E_{x, (y_w, y_l) ~ α·D_on(x) + (1−α)·D_off(x)} log σ(β[log πθ(y_w|x)/π_SFT(y_w|x) − log πθ(y_l|x)/π_SFT(y_l|x)])
+
+with α = ½. D_on: pairs sampled from π_SFT itself (n = 4, T = 0.7, top-p 0.9, best vs worst by the reward
+model), D_off: pairs written by other models. Nothing else changes: no reweighting, no extra KL term.
+
+Fidelity: reconstructed. The paper's text was not available; the recipe is the first author's OpenRLHF fork
+(spec §3.2–3.3). Deviations: the mixture is an exact shuffled split of the prompts (round(α·n) on-policy)
+rather than a probabilistic interleave; one pair per prompt; β = 0.5 (one of the fork's values, the
+paper's is unknown); the learning rate is the paper's 5e-7 for a given model and 1e-3 for the tiny one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bench.context import RunContext
+from bench.registry import method
+from bench.spec import Resources
+from methods.preference._common import validate_common, validate_sampling
+from methods.preference._dpo import solve_mix
+from tasks.preference import PreferenceProblem, PreferenceResult, kind_skip
+
+SMOKE = {"n_samples": 2, "batch_size": 8}
+
+
+@dataclass(frozen=True)
+class Config:
+    alpha: float = 0.5          # α, share of on-policy pairs (paper: ½; the fork's off-policy share p = 1 − α)
+    beta: float = 0.5           # β of DPO (the fork uses 0.1, 0.5, 0.001; the paper's value is unknown)
+    model: str = ""             # policy and reference: "" = the task's π_SFT, else a hub id / local directory
+    lr: float = 0.0             # learning rate; 0 = 5e-7 (paper) for a given model, 1e-3 for the tiny one
+    epochs: float = 1.0         # one epoch (fork: --max_epochs 1)
+    batch_size: int = 32        # pairs per micro-batch (paper: global batch 256 = micro-batch × accumulation × GPUs)
+    grad_accum: int = 1         # gradient accumulation steps
+    warmup_ratio: float = 0.1   # linear decay with 10 % warm-up (fork)
+    n_samples: int = 4          # n, on-policy samples per prompt (fork: 4)
+    temperature: float = 0.7    # T of on-policy sampling (fork: 0.7)
+    top_p: float = 0.9          # top-p of on-policy sampling (fork: 0.9)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.alpha <= 1 or not self.beta > 0:
+            raise ValueError(f"need 0 <= alpha <= 1 and beta > 0, got alpha={self.alpha}, beta={self.beta}")
+        validate_common(self)
+        validate_sampling(self)
+
+
+def skip(problem, config: Config) -> str | None:
+    return kind_skip(problem, PreferenceProblem, "simplemix")
+
+
+@method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0), skip=skip)
+def solve(problem: PreferenceProblem, config: Config, ctx: RunContext) -> PreferenceResult:
+    return solve_mix(problem, config, config.alpha, ctx)

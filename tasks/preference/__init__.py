@@ -1,0 +1,170 @@
+"""Preference alignment of a language model: DPO-style objectives judged by a gold reward and win rates.
+
+Contract of the family. A method starts from an SFT policy (the task's tiny model, or any hub id /
+local directory given as the method's `model`), trains it on preference pairs and returns its
+sampled answers to the evaluation prompts with their log-probabilities under the policy and the
+reference (`PreferenceResult`). `score` (the only judge) never sees a model:
+
+* `win_rate` (primary): the AlpacaEval 2.0 raw win rate against the baseline's answers, in [0, 1]: the
+  mean of 1[judge prefers the policy] with ties counted ½ (preference_world: the judge is the hidden gold
+  reward; the baseline is the SFT policy's sampled answer to the same prompt).
+* `lc_win_rate`: AlpacaEval 2.0's length-controlled win rate (Dubois et al. 2024): the logistic GLM
+      logit P(win) = θ + φ·tanh((len_m − len_b) / std(len_m − len_b))
+  fitted by maximum likelihood on the (soft) preferences; LC = σ(θ), the win probability at equal
+  length. (AlpacaEval adds an instruction-difficulty term fitted across its leaderboard's models; with
+  one model against one baseline it is not identifiable and is left out.) Lengths are in characters.
+* per category c (math, coding, creative_writing, recommendations; long_context_alignment: the context lengths
+  short, medium, long, where the gold reward is the answer's exact match): `win_rate_<c>`, `gold_reward_<c>`.
+* `gold_reward`: the category-balanced mean gold reward of the policy's answers (pointwise judges only).
+* `kl_to_reference`: the Monte-Carlo KL(π‖π_ref) = E_{y~π}[log π(y|x) − log π_ref(y|x)] over the samples.
+* `reward_pearson`, `slope1_error` (EPA spec §5, Table 1): how close the learned implicit reward r_θ on a
+  fixed probe set of K responses per prompt is to slope-1 linearity in the BT-scale true reward r*/τ:
+  the per-prompt Pearson correlation, averaged, and ε̂ = mean_x min_c mean_y (r_θ − r*/τ − c)².
+* `on_policy_fraction`: the realised share of on-policy pairs in the training data (SimpleMix's mixing).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from bench.spec import Metric
+from tasks.preference._long_context import LENGTHS
+from tasks.preference._world import CATEGORIES
+
+
+@dataclass(frozen=True, eq=False)
+class PreferenceProblem:
+    sft_path: str                          # directory of the SFT policy π_SFT (model + tokenizer); also π_ref
+    tiny: bool                             # True when π_SFT is the task's own tiny model (CPU-scale defaults)
+    train_prompts: tuple[str, ...]         # prompts x of the preference data
+    train_categories: tuple[str, ...]
+    off_policy: tuple[tuple[str, ...], ...]  # per train prompt, K responses of other policies, best first
+    annotate: Callable                     # (prompt, responses, rng) -> indices best first (the labeller)
+    eval_prompts: tuple[str, ...]          # each evaluation prompt repeated `eval_samples` times
+    eval_categories: tuple[str, ...]
+    baseline_responses: tuple[str, ...]    # π_SFT's sampled answer to each eval prompt (the win-rate baseline)
+    probe_prompts: tuple[str, ...]         # prompts of the implicit-reward probe set
+    probe_responses: tuple[tuple[str, ...], ...]  # K responses per probe prompt
+    judge: Callable | None                 # (prompts, responses) -> gold rewards (scoring only; None: pairwise only)
+    label_temperature: float               # τ of the annotator's Bradley–Terry / Plackett–Luce model
+    max_new_tokens: int
+    categories: tuple[str, ...] = CATEGORIES
+    pairwise_judge: Callable | None = None  # (prompts, responses, baseline) -> P(answer ≻ baseline) (AlpacaEval's judge)
+    position_window: int = 0               # K of LOGO's position synthesis for the training data (0: real positions)
+
+
+@dataclass(frozen=True, eq=False)
+class PreferenceResult:
+    responses: tuple[str, ...]             # the trained policy's sampled answer to each eval prompt
+    logp_policy: np.ndarray                # (n,) log π(y|x) of those answers
+    logp_ref: np.ndarray                   # (n,) log π_ref(y|x)
+    probe_reward: np.ndarray | None = None  # (P, K) the method's implicit reward on the probe set, if it has one
+    on_policy_fraction: float | None = None
+    extra: dict = field(default_factory=dict)
+
+
+METRICS = {
+    "win_rate": Metric(True, "", True, "raw win rate against the baseline's answers (ties ½), AlpacaEval 2.0 WR / 100"),
+    "lc_win_rate": Metric(True, "", False, "length-controlled win rate σ(θ) of the AlpacaEval 2.0 GLM, / 100"),
+    "gold_reward": Metric(True, "", False, "category-balanced mean gold reward of the policy's answers"),
+    "kl_to_reference": Metric(False, "nats", False, "Monte-Carlo KL(π‖π_ref) over the policy's sampled answers"),
+    "mean_length": Metric(False, "chars", False, "mean length of the policy's answers"),
+    "reward_pearson": Metric(True, "", False, "per-prompt Pearson of the implicit reward and the true reward, averaged"),
+    "slope1_error": Metric(False, "", False, "ε̂ = mean_x min_c mean_y (r_θ − r*/τ − c)², slope-1 linearity error"),
+    "on_policy_fraction": Metric(True, "", False, "realised share of on-policy pairs in the training data"),
+    **{f"win_rate_{c}": Metric(True, "", False, f"win rate on the {c} prompts") for c in CATEGORIES},
+    **{f"gold_reward_{c}": Metric(True, "", False, f"mean gold reward on the {c} prompts") for c in CATEGORIES},
+    **{f"win_rate_{c}": Metric(True, "", False, f"win rate on the {c} contexts ({n} chunks)") for c, n in LENGTHS.items()},
+    **{f"gold_reward_{c}": Metric(True, "", False, f"answer accuracy on the {c} contexts ({n} chunks)")
+       for c, n in LENGTHS.items()},
+}
+
+
+def sigmoid(x):
+    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(x, dtype=float)))
+
+
+def length_controlled_win_rate(preference, length_difference, ridge: float = 1e-6) -> float:
+    """σ(θ) of the GLM logit P(win) = θ + φ·tanh(Δlen / std(Δlen)), fitted by Newton's method.
+
+    `preference` ∈ [0, 1] (soft labels, ties ½); `ridge` only keeps a separable fit finite."""
+    y = np.asarray(preference, dtype=float)
+    delta = np.asarray(length_difference, dtype=float)
+    std = delta.std()
+    x = np.tanh(delta / std) if std > 0 else np.zeros_like(delta)
+    design = np.stack([np.ones_like(x), x], axis=1)                     # (n, 2)
+    w = np.zeros(2)
+    for _ in range(100):
+        p = sigmoid(design @ w)
+        grad = design.T @ (p - y) + ridge * w
+        hess = (design * (p * (1 - p))[:, None]).T @ design + ridge * np.eye(2)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-12:
+            break
+    return float(sigmoid(w[0]))
+
+
+def win_preferences(policy_scores, baseline_scores) -> np.ndarray:
+    """1 where the policy's answer scores higher, ½ on ties, 0 otherwise."""
+    a, b = np.asarray(policy_scores, float), np.asarray(baseline_scores, float)
+    return np.where(a > b, 1.0, np.where(a == b, 0.5, 0.0))
+
+
+def slope1_metrics(learned: np.ndarray, true: np.ndarray) -> dict[str, float]:
+    """Averaged per-prompt Pearson and ε̂ = mean_x min_c mean_y (learned − true − c)² (the min is at the mean)."""
+    diff = learned - true
+    error = float(np.mean((diff - diff.mean(axis=1, keepdims=True)) ** 2))
+    pearsons = [np.corrcoef(l, t)[0, 1] for l, t in zip(learned, true) if l.std() > 0 and t.std() > 0]
+    out = {"slope1_error": error}
+    if pearsons:
+        out["reward_pearson"] = float(np.mean(pearsons))
+    return out
+
+
+def _score_world(problem: PreferenceProblem, result: PreferenceResult) -> dict[str, float]:
+    n = len(problem.eval_prompts)
+    if len(result.responses) != n:
+        raise ValueError(f"PreferenceResult.responses must hold one answer per eval prompt ({n}), got {len(result.responses)}")
+    if problem.pairwise_judge is not None:
+        gold = None
+        wins = np.asarray(problem.pairwise_judge(problem.eval_prompts, result.responses, problem.baseline_responses), float)
+    else:
+        gold = problem.judge(problem.eval_prompts, result.responses)
+        wins = win_preferences(gold, problem.judge(problem.eval_prompts, problem.baseline_responses))
+    lengths = np.array([len(r) for r in result.responses], float)
+    base_lengths = np.array([len(r) for r in problem.baseline_responses], float)
+    categories = np.array(problem.eval_categories)
+    scores = {"win_rate": float(wins.mean()), "lc_win_rate": length_controlled_win_rate(wins, lengths - base_lengths),
+              "kl_to_reference": float(np.mean(np.asarray(result.logp_policy) - np.asarray(result.logp_ref))),
+              "mean_length": float(lengths.mean())}
+    per_category = []
+    for c in problem.categories:
+        mask = categories == c
+        if mask.any():
+            scores[f"win_rate_{c}"] = float(wins[mask].mean())
+            if gold is not None:
+                scores[f"gold_reward_{c}"] = float(gold[mask].mean())
+                per_category.append(scores[f"gold_reward_{c}"])
+    if per_category:
+        scores["gold_reward"] = float(np.mean(per_category))
+    if result.probe_reward is not None and len(problem.probe_prompts):
+        true = np.array([problem.judge([p] * len(rs), rs) for p, rs in zip(problem.probe_prompts, problem.probe_responses)])
+        scores.update(slope1_metrics(np.asarray(result.probe_reward, float), true / problem.label_temperature))
+    if result.on_policy_fraction is not None:
+        scores["on_policy_fraction"] = float(result.on_policy_fraction)
+    return scores
+
+
+def score(problem, result) -> dict[str, float]:
+    if isinstance(problem, PreferenceProblem):
+        return _score_world(problem, result)
+    raise TypeError(f"not a preference problem: {type(problem).__name__}")
+
+
+def kind_skip(problem, wanted: type, name: str) -> str | None:
+    """The `skip` reason of a method that takes only `wanted` problems."""
+    return None if isinstance(problem, wanted) else f"{name} takes {wanted.__name__} instances, not {type(problem).__name__}"

@@ -1,0 +1,55 @@
+"""The preference world: gold reward by hand, the annotator is Bradley–Terry, the AlpacaEval LC win rate by hand."""
+
+import numpy as np
+import pytest
+
+from tasks.preference import length_controlled_win_rate, slope1_metrics, win_preferences
+from tasks.preference._world import annotate, answer, gold_reward, make_prompts
+
+
+def test_gold_reward_hand_cases():
+    assert answer("add 2 3 =") == ["5"] and answer("rev a c f =") == ["f", "c", "a"]
+    assert gold_reward("add 2 3 =", "5") == 1.0
+    assert gold_reward("add 2 3 =", "5 5") == pytest.approx(0.9)          # −0.1 per extra word
+    assert gold_reward("add 2 3 =", "6") == 0.0
+    assert gold_reward("rev a c f =", "f c a") == 1.0
+    assert gold_reward("rev a c f =", "a c f") == pytest.approx(1 / 3)     # the copied (unreversed) mistake
+    # creative taste: mean weight (+1 style, 0 content, −1 other) − 0.1·|len − 6|
+    assert gold_reward("story sea =", "bright gentle") == pytest.approx(1.0 - 0.4)
+    assert gold_reward("story sea =", "bright calm quiet wild soft zzz") == pytest.approx((1 + 0 + 0 + 1 + 1 - 1) / 6)
+    assert gold_reward("recommend sea =", "quiet clear old calm warm quiet") == pytest.approx(1.0)
+    assert gold_reward("story sea =", "") == -1.0
+
+
+def test_prompts_cover_the_four_categories_equally():
+    prompts, categories = make_prompts(5, np.random.default_rng(0))
+    assert len(prompts) == 20 and [categories.count(c) for c in set(categories)] == [5] * 4
+
+
+def test_the_annotator_is_bradley_terry_in_gold_over_tau():
+    """P(a ≻ b) = σ((g_a − g_b)/τ): 'bright gentle golden wild soft bright' (1.0) vs 'bright calm tiny dark new old' (1/6)."""
+    rng = np.random.default_rng(1)
+    a, b, tau = "bright gentle golden wild soft bright", "bright calm tiny dark new old", 0.5
+    wins = np.mean([annotate("story sea =", [a, b], rng, tau)[0] == 0 for _ in range(20000)])
+    p = 1 / (1 + np.exp(-(1.0 - 1 / 6) / tau))
+    assert abs(wins - p) < 4 * np.sqrt(p * (1 - p) / 20000)
+
+
+def test_length_controlled_win_rate_hand_case():
+    """Two length groups, Δlen = ±5 (so tanh(Δ/std) = ±tanh 1): the GLM is saturated, σ(θ ± φ·tanh 1) = 0.8 / 0.4,
+    θ = (logit 0.8 + logit 0.4)/2 = (ln 4 + ln ⅔)/2 = 0.490415, LC = σ(θ) = 0.620204 (raw win rate 0.6)."""
+    wins = np.array([1.0] * 8 + [0.0] * 2 + [1.0] * 4 + [0.0] * 6)
+    delta = np.array([5.0] * 10 + [-5.0] * 10)
+    assert wins.mean() == pytest.approx(0.6)
+    assert length_controlled_win_rate(wins, delta) == pytest.approx(0.620204, abs=1e-5)
+    # no length difference: LC = the raw win rate; soft ties are ½
+    assert length_controlled_win_rate(np.array([1, 1, 0.5, 0.0]), np.zeros(4)) == pytest.approx(0.625, abs=1e-6)
+    assert list(win_preferences([1, 0, 2], [0, 0, 3])) == [1.0, 0.5, 0.0]
+
+
+def test_slope1_metrics():
+    true = np.array([[0.0, 1.0, 2.0], [1.0, 0.0, -1.0]])
+    exact = slope1_metrics(true + np.array([[3.0], [-2.0]]), true)        # a per-prompt constant is free
+    assert exact["slope1_error"] == pytest.approx(0.0) and exact["reward_pearson"] == pytest.approx(1.0)
+    doubled = slope1_metrics(2 * true, true)                               # Pearson 1, but slope 2: ε̂ = mean (t − t̄)²
+    assert doubled["reward_pearson"] == pytest.approx(1.0) and doubled["slope1_error"] == pytest.approx(2 / 3)
