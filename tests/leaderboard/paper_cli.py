@@ -21,3 +21,22 @@ def verdicts(stdout: str, claim_ids) -> dict[str, str]:
         if words and words[0] in claim_ids:
             found[words[0]] = next((v for v in VERDICTS if f" {v} " in line), "?")
     return found
+
+
+def cpu_scale_verdicts(slug: str, tmp_path, seeds: int | None = None) -> dict[str, str]:
+    """{claim id: verdict} after running, in a fresh store, every cell of the paper's claims that are not
+    paper-scale (those need GPUs and hub models and stay "not run")."""
+    from bench.registry import Registry
+    from bench.store import Store
+    from leaderboard.claims import evaluate_paper, group_cells, load_paper
+    from runners.local import run_cells
+
+    registry = Registry.discover()
+    paper = load_paper(registry, slug)
+    claims = [c for c in paper.claims if c.scale != "paper-scale"]
+    cells = {cell for claim in claims for g in claim.groups for cell in group_cells(g, registry, seeds or claim.seeds)}
+    store = Store.open(f"sqlite:///{tmp_path}/verdicts.db")
+    summary = run_cells(sorted(cells, key=lambda c: c.run_key), store, registry)
+    assert set(summary.counts) == {"done"}, summary.counts
+    cpu_ids = {c.id for c in claims}
+    return {v.claim.id: v.verdict for v in evaluate_paper(paper, store, registry, seeds=seeds) if v.claim.id in cpu_ids}

@@ -3,9 +3,8 @@
 import pytest
 
 from bench.registry import Registry
-from bench.store import Store
-from leaderboard.claims import evaluate_paper, load_paper, paper_cells
-from runners.local import run_cells
+from leaderboard.claims import load_paper, paper_cells
+from tests.leaderboard.paper_cli import cpu_scale_verdicts
 
 PAPER = "logo"
 # Regression pin (3 seeds, the preference family's first commit). Accuracy at 32 chunks: SFT 0.0347, LOGO 0.0347,
@@ -17,16 +16,10 @@ EXPECTED = {
 }
 
 
-def _paper(cpu_only: bool = True):
-    registry = Registry.discover()
-    paper = load_paper(registry, PAPER)
-    if cpu_only:
-        paper = type(paper)(**{**paper.__dict__, "claims": [c for c in paper.claims if c.scale != "paper-scale"]})
-    return registry, paper
-
 
 def test_claims_file_is_valid():
-    registry, paper = _paper(cpu_only=False)
+    registry = Registry.discover()
+    paper = load_paper(registry, PAPER)
     assert set(paper.methods) == {"logo", "simpo", "sft"} and paper.methods["logo"]["fidelity"] == "faithful"
     assert [c.id for c in paper.claims if c.scale == "paper-scale"] == ["table1-llama3-80k-logo-vs-instruct-tuning",
                                                                         "table1-llama3-8k-logo-64k"]
@@ -35,8 +28,4 @@ def test_claims_file_is_valid():
 
 @pytest.mark.slow
 def test_cpu_claims_give_the_pinned_verdicts(tmp_path):
-    registry, paper = _paper()
-    store = Store.open(f"sqlite:///{tmp_path}/b.db")
-    summary = run_cells(paper_cells(paper, registry, seeds=3), store, registry)
-    assert set(summary.counts) == {"done"}
-    assert {v.claim.id: v.verdict for v in evaluate_paper(paper, store, registry, seeds=3)} == EXPECTED
+    assert cpu_scale_verdicts(PAPER, tmp_path, seeds=3) == EXPECTED

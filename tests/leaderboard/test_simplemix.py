@@ -4,9 +4,8 @@ import pytest
 
 from bench.registry import Registry
 from bench.store import Store
-from leaderboard.claims import evaluate_paper, load_paper, paper_cells
-from runners.local import run_cells
-from tests.leaderboard.paper_cli import bench
+from leaderboard.claims import load_paper
+from tests.leaderboard.paper_cli import bench, cpu_scale_verdicts
 
 PAPER = "simplemix"
 CATEGORIES = ("math", "coding", "creative_writing", "recommendations")
@@ -28,16 +27,10 @@ EXPECTED = {
 }
 
 
-def _paper(cpu_only: bool = True):
-    registry = Registry.discover()
-    paper = load_paper(registry, PAPER)
-    if cpu_only:
-        paper = type(paper)(**{**paper.__dict__, "claims": [c for c in paper.claims if c.scale != "paper-scale"]})
-    return registry, paper
-
 
 def test_claims_file_is_valid():
-    registry, paper = _paper(cpu_only=False)
+    registry = Registry.discover()
+    paper = load_paper(registry, PAPER)
     assert set(paper.methods) == {"simplemix", "dpo", "hypo", "dpo_mix_p"}
     assert all(info["fidelity"] and info.get("deviations") for info in paper.methods.values())
     assert [c.id for c in paper.claims if c.scale == "paper-scale"] == list(PAPER_SCALE)
@@ -47,11 +40,7 @@ def test_claims_file_is_valid():
 
 @pytest.mark.slow
 def test_cpu_claims_give_the_pinned_verdicts(tmp_path):
-    registry, paper = _paper()
-    store = Store.open(f"sqlite:///{tmp_path}/b.db")
-    summary = run_cells(paper_cells(paper, registry, seeds=3), store, registry)
-    assert set(summary.counts) == {"done"}
-    assert {v.claim.id: v.verdict for v in evaluate_paper(paper, store, registry, seeds=3)} == EXPECTED
+    assert cpu_scale_verdicts(PAPER, tmp_path, seeds=3) == EXPECTED
 
 
 def test_bench_run_simplemix_stores_per_category_results(tmp_path):
