@@ -27,9 +27,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import torch
-import torch.nn.functional as F
 
-from bench.toolkit.models import DTYPES, TINY_SHAPES, tiny_config
+from bench.toolkit.models import DTYPES, TINY_SHAPES, from_pretrained, tiny_config
 
 
 def build_causal_lm(shape: str, tokenizer, seed: int = 0, **overrides):
@@ -48,7 +47,7 @@ def build_causal_lm(shape: str, tokenizer, seed: int = 0, **overrides):
 def load_causal_lm(name_or_path: str, device: str = "cpu", tokenizer=None, dtype: str = "float32", seed: int = 0,
                    **shape_overrides):
     """(model, tokenizer) in eval mode on `device`; a pad token is set (eos when the tokenizer has none)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
 
     if dtype not in DTYPES:
         raise ValueError(f"dtype {dtype!r} unknown; allowed: {', '.join(DTYPES)}")
@@ -59,14 +58,7 @@ def load_causal_lm(name_or_path: str, device: str = "cpu", tokenizer=None, dtype
             tokenizer = train_bpe_tokenizer(generated_corpus(seed=seed), vocab_size=512)
         model = build_causal_lm(name_or_path, tokenizer, seed, **shape_overrides)
     else:
-        local = Path(name_or_path).expanduser().is_dir()
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(name_or_path, local_files_only=local)
-            model = AutoModelForCausalLM.from_pretrained(name_or_path, local_files_only=local, dtype=DTYPES[dtype])
-        except (OSError, ValueError) as exc:
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            where = "local directory" if local else "Hugging Face hub id (no local directory of that name)"
-            raise ValueError(f"cannot load causal LM {name_or_path!r} as a {where}: {first}") from None
+        model, tokenizer = from_pretrained(AutoModelForCausalLM, name_or_path, "causal LM", dtype=DTYPES[dtype])
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     if model.config.pad_token_id is None:

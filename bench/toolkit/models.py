@@ -59,24 +59,32 @@ def build_tiny(name: str, kind: str = "sequence-classification", seed: int = 0, 
     return model, tokenizer
 
 
+def from_pretrained(auto_class, name_or_path: str | Path, what: str = "model", with_tokenizer: bool = True,
+                    hint: str = "", **kwargs):
+    """(model, tokenizer or None) through `auto_class.from_pretrained` from a local directory (offline) or a
+    hub id, with the tokenizer beside it; any failure is one ValueError line naming what was tried."""
+    from transformers import AutoTokenizer
+
+    local = Path(name_or_path).expanduser().is_dir()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(name_or_path), local_files_only=local) if with_tokenizer else None
+        model = auto_class.from_pretrained(str(name_or_path), local_files_only=local, **kwargs)
+    except (OSError, ValueError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        where = "local directory" if local else "Hugging Face hub id (no local directory of that name)"
+        raise ValueError(f"cannot load {what} {str(name_or_path)!r} as a {where}{hint}: {first}") from None
+    return model, tokenizer
+
+
 def load_model(name_or_path: str, kind: str = "sequence-classification", device: str = "cpu",
                dtype: str = "float32", seed: int = 0):
     """(model, tokenizer) in eval mode on `device`, with a pad token (the eos token when it has none)."""
-    from transformers import AutoTokenizer
-
     if dtype not in DTYPES:
         raise ValueError(f"dtype {dtype!r} unknown; allowed: {', '.join(DTYPES)}")
     if name_or_path in TINY_SHAPES:
         model, tokenizer = build_tiny(name_or_path, kind, seed)
     else:
-        local = Path(name_or_path).expanduser().is_dir()
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(name_or_path, local_files_only=local)
-            model = _auto_class(kind).from_pretrained(name_or_path, local_files_only=local, dtype=DTYPES[dtype])
-        except (OSError, ValueError) as exc:
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            where = "local directory" if local else "Hugging Face hub id (no local directory of that name)"
-            raise ValueError(f"cannot load model {name_or_path!r} as a {where}: {first}") from None
+        model, tokenizer = from_pretrained(_auto_class(kind), name_or_path, "model", dtype=DTYPES[dtype])
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     if model.config.pad_token_id is None:

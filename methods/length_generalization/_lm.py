@@ -12,12 +12,12 @@ L_train(A) + α·L_misalign with gradients through both branches.
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from bench.toolkit.models import from_pretrained
 from tasks.length_generalization import LMProblem
 
 # tiny Llama (RoPE) shapes trained here; any other name is a local directory or a hub id
@@ -42,13 +42,8 @@ def build_model(name_or_path: str, problem: LMProblem, rope_theta: float, seed: 
             torch.manual_seed(seed)
             model = AutoModelForCausalLM.from_config(config)
     else:
-        local = Path(name_or_path).expanduser().is_dir()
-        try:
-            model = AutoModelForCausalLM.from_pretrained(name_or_path, local_files_only=local)
-        except (OSError, ValueError) as exc:
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise ValueError(f"cannot load model {name_or_path!r} (shapes: {', '.join(SHAPES)}; else a local "
-                             f"directory or hub id): {first}") from None
+        model, _ = from_pretrained(AutoModelForCausalLM, name_or_path, "model", with_tokenizer=False,
+                                   hint=f" (tiny shapes: {', '.join(SHAPES)})")
         if model.config.vocab_size < problem.vocab_size:
             raise ValueError(f"model {name_or_path!r} has vocab_size {model.config.vocab_size} < the task's "
                              f"{problem.vocab_size}")

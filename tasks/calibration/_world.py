@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from bench.toolkit.models import from_pretrained
+
 LETTERS = ("A", "B", "C", "D")
 SPECIALS = ("<pad>", "<eos>", "?", "Answer", *LETTERS)
 FILLER_LEN = 8
@@ -123,13 +125,7 @@ def cached_pretrained(settings: dict, cache_dir: str, make) -> Path:
 
 def load_lm(name_or_path: str | Path):
     """(model, tokenizer) in eval mode from a local directory or a hub id (one from_pretrained path)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
 
-    local = Path(name_or_path).expanduser().is_dir()
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(str(name_or_path), local_files_only=local)
-        model = AutoModelForCausalLM.from_pretrained(str(name_or_path), local_files_only=local)
-    except (OSError, ValueError) as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise ValueError(f"cannot load causal LM {str(name_or_path)!r}: {first}") from None
+    model, tokenizer = from_pretrained(AutoModelForCausalLM, name_or_path, "causal LM")
     return model.eval(), tokenizer

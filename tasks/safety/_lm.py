@@ -14,11 +14,10 @@ changes a prompt's states (a causal model never attends to later positions).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import torch
 
+from bench.toolkit.models import from_pretrained
 from bench.toolkit.tokenizer import train_bpe_tokenizer
 from tasks.safety._data import CHAT_TEMPLATE
 
@@ -59,16 +58,9 @@ def tiny_causal_lm(shape: str, tokenizer, seed: int, layers: int | None = None, 
 
 def load_causal_lm(name_or_path: str, device: str = "cpu", dtype: torch.dtype = torch.float32):
     """(model, tokenizer) in eval mode from a local directory or a hub id; a clear one-line error otherwise."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
 
-    local = Path(name_or_path).expanduser().is_dir()
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(str(name_or_path), local_files_only=local)
-        model = AutoModelForCausalLM.from_pretrained(str(name_or_path), local_files_only=local, dtype=dtype)
-    except (OSError, ValueError) as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        where = "local directory" if local else "Hugging Face hub id (no local directory of that name)"
-        raise ValueError(f"cannot load causal LM {name_or_path!r} as a {where}: {first}") from None
+    model, tokenizer = from_pretrained(AutoModelForCausalLM, name_or_path, "causal LM", dtype=dtype)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     if getattr(tokenizer, "chat_template", None) is None:
