@@ -13,11 +13,6 @@ a hub id through the same `from_pretrained` path.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -101,26 +96,6 @@ def pretrain(model, tokens: torch.Tensor, steps: int, batch_size: int, lr: float
         optimiser.step()
         schedule.step()
     model.eval()
-
-
-def cache_key(settings: dict) -> str:
-    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:20]
-
-
-def cached_pretrained(settings: dict, cache_dir: str, make) -> Path:
-    """The directory of the model for `settings`; `make(path)` saves it there when it is missing."""
-    root = Path(os.path.expanduser(cache_dir))
-    target = root / f"lm-{cache_key(settings)}"
-    if not (target / "config.json").exists():
-        root.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=root, prefix=".tmp-"))
-        make(tmp)
-        (tmp / "settings.json").write_text(json.dumps(settings, sort_keys=True))
-        try:
-            tmp.rename(target)
-        except OSError:  # another process wrote it first: keep theirs
-            shutil.rmtree(tmp, ignore_errors=True)
-    return target
 
 
 def load_lm(name_or_path: str | Path):

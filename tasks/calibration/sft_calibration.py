@@ -25,8 +25,9 @@ import torch
 
 from bench.context import RunContext
 from bench.registry import task
+from bench.toolkit.causal_lm import cached_dir
 from tasks.calibration import CalibrationProblem
-from tasks.calibration._world import (LETTERS, build_lm, build_tokenizer, cached_pretrained, encode, letter_ids,
+from tasks.calibration._world import (LETTERS, build_lm, build_tokenizer, encode, letter_ids,
                                       load_lm, pretrain, pretraining_texts, question_text, vocabulary)
 
 SMALLEST = {"entities": 8, "per_entity": 20, "vocab_size": 64, "hidden_size": 16, "pretrain_steps": 30,
@@ -84,7 +85,7 @@ def _pretrained_dir(config: Config, probs: np.ndarray, ctx: RunContext):
         model.save_pretrained(path)
         tokenizer.save_pretrained(path)
 
-    return cached_pretrained(settings, config.cache_dir, make)
+    return cached_dir(config.cache_dir, settings, make)
 
 
 @task(family="calibration", config=Config, version=1)
