@@ -228,10 +228,10 @@ def cache_key(settings: dict) -> str:
     return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def cached_dir(root: str | Path, settings: dict, build: Callable[[Path], None]) -> Path:
-    """`root/<hash of settings>`: built once by `build(tmp_dir)` into a temporary directory, then renamed."""
+def cached_dir(root: str | Path, settings: dict, build: Callable[[Path], None], prefix: str = "") -> Path:
+    """`root/<prefix><hash of settings>`: built once by `build(tmp_dir)` into a temporary directory, then renamed."""
     root = Path(root).expanduser()
-    final = root / cache_key(settings)
+    final = root / f"{prefix}{cache_key(settings)}"
     if final.is_dir():
         return final
     root.mkdir(parents=True, exist_ok=True)

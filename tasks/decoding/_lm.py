@@ -10,16 +10,14 @@ generated corpus (tasks/decoding/_corpus.py). `load_lm` reads a hub id or a save
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from bench.toolkit.causal_lm import cached_dir
 from bench.toolkit.tokenizer import SPECIAL_TOKENS, train_bpe_tokenizer
 from tasks.decoding import LM
 from tasks.decoding._corpus import alphabet, corpus
@@ -77,23 +75,13 @@ def train_causal_lm(tokenizer, texts: list[str], layers: int, width: int, heads:
     return model, float(loss.detach())
 
 
-def settings_key(settings: dict) -> str:
-    return hashlib.sha256(json.dumps({**settings, "format": CACHE_FORMAT}, sort_keys=True).encode()).hexdigest()[:16]
-
-
 def build_pairs(settings: dict, cache_dir: str) -> Path:
     """Train (or find cached) target, drafter and same-vocabulary drafter; returns their parent directory.
 
     `settings`: documents, target_vocab, drafter_vocab, target_shape, drafter_shape (layers, width,
-    heads), steps, seed. Written atomically: a temporary directory renamed into place.
+    heads), steps, seed. Written atomically by the toolkit's `cached_dir` (temporary directory, renamed).
     """
-    root = Path(os.path.expanduser(cache_dir))
-    final = root / f"pairs-{settings_key(settings)}"
-    if (final / "done").exists():
-        return final
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=root, prefix=".tmp-"))
-    try:
+    def train_all(tmp: Path) -> None:
         texts = corpus(settings["documents"], settings["seed"])
         target_tok = train_bpe_tokenizer(texts, vocab_size=settings["target_vocab"])
         drafter_tok = train_metaspace_tokenizer(texts, settings["drafter_vocab"])
@@ -106,14 +94,8 @@ def build_pairs(settings: dict, cache_dir: str) -> Path:
             model.save_pretrained(tmp / name)
             tok.save_pretrained(tmp / name)
         (tmp / "done").write_text(json.dumps({"settings": settings, "final_loss": losses}))
-        try:
-            tmp.rename(final)
-        except OSError:  # another process finished first: keep its copy
-            shutil.rmtree(tmp, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return final
+
+    return cached_dir(cache_dir, {**settings, "format": CACHE_FORMAT}, train_all, prefix="pairs-")
 
 
 def load_lm(name_or_path: str, device: str = "cpu", dtype: str = "float32") -> LM:

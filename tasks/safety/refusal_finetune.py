@@ -23,11 +23,6 @@ refusal / compliance response; learning rates scaled to the tiny model (paper: 2
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import shutil
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -36,6 +31,7 @@ import torch
 
 from bench.context import RunContext
 from bench.registry import task
+from bench.toolkit.causal_lm import cache_key, cached_dir
 from tasks.safety import ANALYSIS, TEST, RefusalProblem
 from tasks.safety import _data
 from tasks.safety._lm import SHAPES, chat_prompts, chat_tokenizer, last_token_states, load_causal_lm, tiny_causal_lm, train_lm
@@ -78,33 +74,24 @@ class Config:
                              f"tiny shape {self.base_model!r} (allowed tiny shapes are trained here: leave it empty)")
 
 
-def _key(parts: dict) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def _cached(directory: Path, make) -> str:
-    """Directory of a saved (model, tokenizer); built by `make()` and written atomically if missing."""
-    if not (directory / "config.json").is_file():
-        directory.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=directory.parent, prefix=".tmp-"))
+def _cached(root: Path, prefix: str, settings: dict, make) -> str:
+    """Directory of a saved (model, tokenizer) keyed by `settings`; built by `make()` once (toolkit's `cached_dir`)."""
+    def save(tmp: Path) -> None:
         model, tokenizer = make()
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
-        try:
-            os.rename(tmp, directory)
-        except OSError:  # another process finished first: keep its copy
-            shutil.rmtree(tmp, ignore_errors=True)
-    return str(directory)
+
+    return str(cached_dir(root, settings, save, prefix=prefix))
 
 
 def _tiny_pair(config: Config, seed: int, device: str) -> tuple[str, str]:
     """Directories of the cached tiny base model and its SSFT version (trained on first use)."""
     root = Path(config.cache_dir).expanduser()
-    base_key = _key({"v": DATA_VERSION, "seed": seed, "shape": config.base_model, "layers": config.layers,
+    base_settings = {"v": DATA_VERSION, "seed": seed, "shape": config.base_model, "layers": config.layers,
                      "hidden": config.hidden, "vocab": config.vocab_size, "examples": config.base_examples,
-                     "steps": config.base_steps, "lr": config.base_lr, "batch": config.batch_size})
-    ssft_key = _key({"base": base_key, "k": config.exposure, "steps": config.finetune_steps,
-                     "lr": config.finetune_lr, "batch": config.batch_size})
+                     "steps": config.base_steps, "lr": config.base_lr, "batch": config.batch_size}
+    ssft_settings = {"base": cache_key(base_settings), "k": config.exposure, "steps": config.finetune_steps,
+                     "lr": config.finetune_lr, "batch": config.batch_size}
     data_rng, ssft_rng = (np.random.default_rng([seed, DATA_VERSION, i]) for i in (1, 2))
 
     def make_base():
@@ -115,8 +102,8 @@ def _tiny_pair(config: Config, seed: int, device: str) -> tuple[str, str]:
                  torch.Generator().manual_seed(seed), device)
         return model, tokenizer
 
-    base_dir = _cached(root / f"base-{base_key}", make_base)
-    return base_dir, _cached(root / f"ssft-{ssft_key}", lambda: _finetune(base_dir, config, ssft_rng, seed, device))
+    base_dir = _cached(root, "base-", base_settings, make_base)
+    return base_dir, _cached(root, "ssft-", ssft_settings, lambda: _finetune(base_dir, config, ssft_rng, seed, device))
 
 
 def _finetune(base_dir: str, config: Config, rng: np.random.Generator, seed: int, device: str):
@@ -148,7 +135,7 @@ def build(config: Config, ctx: RunContext) -> RefusalProblem:
         base_dir, tuned_dir = config.base_model, config.finetuned_model
     else:
         base_dir = config.base_model
-        tuned_dir = _cached(Path(config.cache_dir).expanduser() / f"ssft-{_key({**asdict(config), 'seed': ctx.seed})}",
+        tuned_dir = _cached(Path(config.cache_dir).expanduser(), "ssft-", {**asdict(config), "seed": ctx.seed},
                             lambda: _finetune(base_dir, config, np.random.default_rng([ctx.seed, 2]), ctx.seed, ctx.device))
     base, tokenizer = load_causal_lm(base_dir, ctx.device)
     tuned, _ = load_causal_lm(tuned_dir, ctx.device)
