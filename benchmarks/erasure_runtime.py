@@ -2,6 +2,8 @@
 
     .venv/bin/python benchmarks/erasure_runtime.py            # the task's and the methods' defaults
     .venv/bin/python benchmarks/erasure_runtime.py --quick    # 40 steps per iterative method
+    .venv/bin/python benchmarks/erasure_runtime.py --quick --device cuda --pipeline black-forest-labs/FLUX.1-dev \
+        --concept nudity --synonyms naked,nude --preserve "clothed person,landscape,cat,car"   # the paper's model
 
 The base model is trained (or loaded from the cache) first and is not timed. For each method this prints
 its solve time, the time of one `score` call (sampling every evaluation set with the edited model), the
@@ -23,15 +25,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--pipeline", default="", help="a FluxPipeline hub id or directory (default: the tiny model)")
+    parser.add_argument("--concept", default="seven")
+    parser.add_argument("--synonyms", default="7,sieben")
+    parser.add_argument("--preserve", default="zero,one,two,three,four,five,six,eight,nine")
     args = parser.parse_args()
-    problem = concept_erasure.build(concept_erasure.Config(), RunContext(args.seed).for_task())
+    config = concept_erasure.Config(concept=args.concept, synonyms=tuple(args.synonyms.split(",")),
+                                    preserve=tuple(args.preserve.split(",")), pipeline=args.pipeline)
+    problem = concept_erasure.build(config, RunContext(args.seed, device=args.device).for_task())
     quick = {"iterations": 40} if args.quick else {}
     runs = {"no_erasure": (no_erasure, {}), "uce": (uce, {}), "esd": (esd, quick), "ca": (ca, quick),
             "eraseanything": (eraseanything, quick)}
     print(f"{'method':<14} {'solve_s':>8} {'score_s':>8} {'solve/score':>11} {'concept_rate':>12}")
     for name, (module, overrides) in runs.items():
         start = time.perf_counter()
-        result = module.solve(problem, module.Config(**overrides), RunContext(args.seed))
+        result = module.solve(problem, module.Config(**overrides), RunContext(args.seed, device=args.device))
         solved = time.perf_counter()
         rate = score(problem, result)["concept_rate"]
         scored = time.perf_counter()

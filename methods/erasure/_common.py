@@ -8,6 +8,11 @@
   with probability 0.5; returns the keyword's token indices K.
 * `paper_timestep`: t_enc ~ U{0..27}, t ~ U[t_enc/28, (t_enc+1)/28) (the code's 1000-scale divided by 1000).
 * `esd_target`: the negative-guidance target v_0 − η (v_p − v_0) of ESD (Gandikota et al. 2023, Eq. 7).
+
+Everything model-specific goes through `problem.backbone` (tasks/erasure/_backbone.py), so the same
+code runs on the tiny digit Flux and on a FluxPipeline's transformer, on the problem's device
+(`ctx.device`: the task built the backbone there). Random draws come from the run's generator on its own
+device and are moved to the backbone's device and dtype; losses are computed in float32.
 """
 
 from __future__ import annotations
@@ -19,7 +24,6 @@ import torch
 from peft import LoraConfig, get_peft_model
 
 from tasks.erasure import ErasureProblem
-from tasks.erasure._flux import euler_sample, guided_field, velocity
 
 
 def frozen_copy(transformer: torch.nn.Module) -> torch.nn.Module:
@@ -33,7 +37,7 @@ def add_lora(transformer: torch.nn.Module, rank: int, alpha: float, modules: tup
     config = LoraConfig(r=rank, lora_alpha=alpha, init_lora_weights="gaussian",
                         target_modules=rf"transformer_blocks\.\d+\.attn\.({'|'.join(modules)})")
     with torch.random.fork_rng():  # peft draws A from the global generator
-        torch.manual_seed(int(torch.randint(2**31 - 1, (1,), generator=generator)))
+        torch.manual_seed(int(torch.randint(2**31 - 1, (1,), generator=generator, device=generator.device)))
         return get_peft_model(frozen_copy(transformer), config)
 
 
@@ -42,9 +46,9 @@ def merge(peft_model) -> torch.nn.Module:
     return peft_model.merge_and_unload().requires_grad_(False).eval()
 
 
-def prompt_with(template_words: list[str], position: int, word: str | None) -> str:
+def prompt_with(prompt_words: list[str], position: int, word: str | None) -> str:
     """The prompt with the word at `position` replaced (None: removed)."""
-    words = list(template_words)
+    words = list(prompt_words)
     if word is None:
         del words[position]
     else:
@@ -52,11 +56,16 @@ def prompt_with(template_words: list[str], position: int, word: str | None) -> s
     return " ".join(words)
 
 
+def template_words(template: str, keyword: str) -> list[str]:
+    """The template's words with its "{}" word replaced by the keyword as one item (keywords may be several words)."""
+    return [keyword if w == "{}" else w for w in template.split()]
+
+
 def augmented_prompt(problem: ErasureProblem, rng: np.random.Generator, shuffle_p: float = 0.9,
                      synonym_p: float = 0.5) -> tuple[list[str], list[int]]:
-    """(prompt words, keyword indices K): a concept prompt with the paper's shuffle / synonym augmentation."""
+    """(prompt words, keyword word positions): a concept prompt with the paper's shuffle / synonym augmentation."""
     template = problem.templates[rng.integers(len(problem.templates))]
-    words = template.format(problem.concept).split()
+    words = template_words(template, problem.concept)
     if rng.random() < shuffle_p:
         words = [str(w) for w in rng.permutation(words)]
     positions = [i for i, w in enumerate(words) if w in problem.keywords]
@@ -71,25 +80,36 @@ def paper_timestep(rng: np.random.Generator, steps: int = 28) -> float:
     return float(rng.uniform(t_enc / steps, (t_enc + 1) / steps))
 
 
-def partial_sample(transformer, problem: ErasureProblem, text: torch.Tensor, noise: torch.Tensor, t: float):
+def times(problem: ErasureProblem, t: float, n: int = 1) -> torch.Tensor:
+    """(n,) copies of t on the backbone's device (float32: the transformer casts it to its own dtype)."""
+    return torch.full((n,), t, device=problem.backbone.device)
+
+
+def uniform(problem: ErasureProblem, n: int, generator: torch.Generator) -> torch.Tensor:
+    """(n,) U[0, 1) draws from the run's generator, on the backbone's device."""
+    return torch.rand(n, generator=generator, device=generator.device).to(problem.backbone.device)
+
+
+def partial_sample(transformer, problem: ErasureProblem, text, noise: torch.Tensor, t: float):
     """x_t: the sampler run from noise (t = 1) down to t under `text`, without gradients (ESD's x_t)."""
-    field = guided_field(transformer, text, problem.encode([""]), problem.guidance)
-    with torch.no_grad():
-        return euler_sample(field, noise, problem.sample_steps, t_stop=t)
+    return problem.backbone.sample(transformer, text, noise, t_stop=t)
 
 
-def esd_target(model, x: torch.Tensor, t: torch.Tensor, text_p: torch.Tensor, text_0: torch.Tensor,
-               eta: float) -> torch.Tensor:
+def esd_target(backbone, model, x: torch.Tensor, t: torch.Tensor, text_p, text_0, eta: float) -> torch.Tensor:
     """v_0 − η (v_p − v_0) with v_0 = v(x, t | p0) and v_p = v(x, t | p), no gradients."""
     with torch.no_grad():
-        v_0 = velocity(model, x, text_0, t)
-        v_p = velocity(model, x, text_p, t)
+        v_0 = backbone.velocity(model, x, text_0, t)
+        v_p = backbone.velocity(model, x, text_p, t)
     return v_0 - eta * (v_p - v_0)
 
 
+def mse(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return (a.float() - b.float()).square().mean()
+
+
 def noisy(x0: torch.Tensor, noise: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
-    """x_t = (1 − t) x0 + t ε (the custom scheduler's add_noise)."""
-    return (1 - t[:, None, None]) * x0 + t[:, None, None] * noise
+    """x_t = (1 − t) x0 + t ε (the custom scheduler's add_noise), in the latents' dtype."""
+    return ((1 - t[:, None, None]) * x0 + t[:, None, None] * noise).to(x0.dtype)
 
 
 def text_stream_parameters(transformer: torch.nn.Module, modules: tuple[str, ...]) -> list[torch.nn.Parameter]:

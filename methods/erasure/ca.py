@@ -19,13 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
-
 from bench.context import RunContext
 from bench.registry import method
-from methods.erasure._common import finetune, frozen_copy, noisy, text_stream_parameters
-from tasks.erasure import ErasureProblem, ErasureResult
-from tasks.erasure._flux import pack, velocity
+from methods.erasure._common import finetune, frozen_copy, mse, noisy, template_words, text_stream_parameters, uniform
+from tasks.erasure import RESOURCES, ErasureProblem, ErasureResult
 
 SMOKE = {"iterations": 4, "anchor_images": 4}
 
@@ -43,13 +40,13 @@ class Config:
             raise ValueError(f"need iterations, anchor_images >= 1, lr > 0, reg_weight >= 0, a module; got {self}")
 
 
-@method(family="erasure", config=Config)
+@method(family="erasure", config=Config, hardware=("cpu", "cuda"), resources=RESOURCES)
 def solve(problem: ErasureProblem, config: Config, ctx: RunContext) -> ErasureResult:
-    rng, generator = ctx.rng, ctx.torch_generator
+    rng, generator, backbone = ctx.rng, ctx.torch_generator, problem.backbone
     templates = problem.templates
-    anchors = [templates[i % len(templates)].format("").split() for i in range(config.anchor_images)]
-    anchor_images = pack(problem.generate(problem.transformer, [" ".join(w) for w in anchors],
-                                          torch.randn((config.anchor_images, 16, 4), generator=generator)))
+    anchors = [[w for w in template_words(templates[i % len(templates)], "") if w] for i in range(config.anchor_images)]
+    anchor_images = problem.generate_latents(problem.transformer, [" ".join(w) for w in anchors],
+                                             backbone.noise(config.anchor_images, generator))
     model = frozen_copy(problem.transformer)
     params = text_stream_parameters(model, config.modules)
 
@@ -57,12 +54,12 @@ def solve(problem: ErasureProblem, config: Config, ctx: RunContext) -> ErasureRe
         i = int(rng.integers(config.anchor_images))
         template = templates[i % len(templates)]
         text_c, text_a = problem.encode([template.format(problem.concept)]), problem.encode([" ".join(anchors[i])])
-        x0, noise = anchor_images[i][None], torch.randn((1, 16, 4), generator=generator)
-        t = torch.rand(1, generator=generator)
+        x0, noise = anchor_images[i][None], backbone.noise(1, generator)
+        t = uniform(problem, 1, generator)
         x_t = noisy(x0, noise, t)
-        v_anchor = velocity(model, x_t, text_a, t)
-        ablate = (velocity(model, x_t, text_c, t) - v_anchor.detach()).square().mean()
-        regular = (v_anchor - (noise - x0)).square().mean()
+        v_anchor = backbone.velocity(model, x_t, text_a, t)
+        ablate = mse(backbone.velocity(model, x_t, text_c, t), v_anchor.detach())
+        regular = mse(v_anchor, noise - x0)
         return ablate + config.reg_weight * regular, {"ablation": float(ablate.detach()), "regulariser": float(regular.detach())}
 
     finetune(params, loss_fn, config.iterations, config.lr, ctx)

@@ -27,7 +27,10 @@ all 28 steps, then evaluates the *current* model at a random t); L_FM on D_ir pa
 code's concept batch (switchable); synonym and irrelevant prompts are the
 augmented prompt with the keyword substituted (so K is exact; the code reuses K across prompts); a
 fresh shared noise per preservation step; the sampler stops at the recorded step (the rest does not
-change that map). Classifier-free guidance (scale 3) replaces Flux's guidance embedding.
+change that map). On the tiny model classifier-free guidance (scale 3) replaces Flux's guidance embedding; on a
+FluxPipeline (task setting `pipeline`) the sampler is the pipeline's (guidance embedding 3, shifted sigmas), the
+training forwards use guidance 3.5, K are the keyword's T5 sub-word tokens, and each synonym / irrelevant prompt
+reads its own keyword tokens (they may tokenise to a different count).
 """
 
 from __future__ import annotations
@@ -38,10 +41,10 @@ import torch
 
 from bench.context import RunContext
 from bench.registry import method
-from methods.erasure._common import (add_lora, augmented_prompt, esd_target, merge, noisy, paper_timestep,
-                                     partial_sample, prompt_with)
-from tasks.erasure import ErasureProblem, ErasureResult
-from tasks.erasure._flux import euler_sample, guided_field, pack, record_last_block, velocity
+from methods.erasure._common import (add_lora, augmented_prompt, esd_target, merge, mse, noisy, paper_timestep,
+                                     partial_sample, prompt_with, times)
+from tasks.erasure import RESOURCES, ErasureProblem, ErasureResult
+from tasks.erasure._flux import euler_sample, record_last_block
 
 SMOKE = {"iterations": 4}
 
@@ -92,55 +95,64 @@ def rscl_loss(a_c: torch.Tensor, a_syn: torch.Tensor, a_irr: torch.Tensor, tau: 
     return (l_c - torch.logsumexp(logits, dim=0)).mean()
 
 
-def _erasure_loss(model, recorder, problem, config, words, keys, x0, t, rng, generator):
-    """λ1 L_ESD + λ2 L_attn for one augmented concept prompt."""
+def _erasure_loss(model, recorder, problem, config, words, positions, x0, t, rng, generator):
+    """λ1 L_ESD + λ2 L_attn for one augmented concept prompt (words, keyword word positions)."""
+    backbone = problem.backbone
+    keys = backbone.keyword_tokens(words, positions)
     text_p = problem.encode([" ".join(words)])
-    text_0 = problem.encode([prompt_with(words, keys[0], None)])
-    z = partial_sample(model, problem, text_p, torch.randn(x0.shape, generator=generator), t)
-    tt = torch.full((1,), t)
+    text_0 = problem.encode([prompt_with(words, positions[0], None)])
+    z = partial_sample(model, problem, text_p, backbone.randn(x0.shape, generator), t)
+    tt = times(problem, t)
     with model.disable_adapter():  # v*: the frozen original model
-        target = esd_target(model, z, tt, text_p, text_0, config.eta)
-    l_esd = (velocity(model, z, text_p, tt) - target).square().mean()
-    velocity(model, noisy(x0, torch.randn(x0.shape, generator=generator), tt), text_p, tt)
-    l_attn = attention_loss(recorder.probs, keys)
+        target = esd_target(backbone, model, z, tt, text_p, text_0, config.eta)
+    l_esd = mse(backbone.velocity(model, z, text_p, tt), target)
+    backbone.velocity(model, noisy(x0, backbone.randn(x0.shape, generator), tt), text_p, tt)
+    l_attn = attention_loss(recorder.probs.float(), keys)
     return config.lambda_esd * l_esd + config.lambda_attn * l_attn, {"esd": float(l_esd.detach()), "attn": float(l_attn.detach())}
 
 
-def _anchor_maps(model, recorder, problem, words, keys, rng, generator) -> torch.Tensor:
-    """Keyword attention (1 + K, 1, L) of the synonym and the irrelevant prompts at a random sampler step."""
+def _anchor_maps(model, recorder, problem, words, positions, rng, generator) -> torch.Tensor:
+    """Keyword attention (1 + K, 1, L) of the synonym and the irrelevant prompts at a random sampler step.
+
+    Each prompt is the augmented one with its keyword words substituted; its own keyword tokens are read
+    (the same positions as the concept's on the tiny model's one-token words)."""
+    backbone = problem.backbone
     synonym = problem.synonyms[rng.integers(len(problem.synonyms))]
-    prompts = [" ".join(w if i in keys else v for i, v in enumerate(words)) for w in (synonym, *problem.irrelevant)]
-    text = problem.encode(prompts)
-    noise = torch.randn((1, 16, 4), generator=generator).expand(len(prompts), -1, -1)  # one shared z_T
+    substituted = [[w if i in positions else v for i, v in enumerate(words)] for w in (synonym, *problem.irrelevant)]
+    keys = [backbone.keyword_tokens(ws, positions) for ws in substituted]
+    text = problem.encode([" ".join(ws) for ws in substituted])
+    noise = backbone.noise(1, generator).expand(len(substituted), -1, -1)  # one shared z_T
     step = int(rng.integers(problem.sample_steps))
-    field, captured = guided_field(model, text, problem.encode([""]), problem.guidance), {}
+    field, captured = backbone.field(model, text), {}
 
     def recording(x, t, i):
         v = field(x, t, i)
-        captured["probs"] = recorder.probs[: len(prompts)]  # the conditional half of the CFG batch
+        captured["probs"] = recorder.probs[: len(substituted)]  # the conditional rows (first half of a CFG batch)
         return v
 
     with torch.no_grad():
-        euler_sample(recording, noise, problem.sample_steps, t_stop=1.0 - (step + 1) / problem.sample_steps)
-    return keyword_attention(captured["probs"], keys)[:, None]
+        euler_sample(recording, noise, backbone.grid, t_stop=backbone.step_end(step))
+    probs = captured["probs"].float()
+    return torch.stack([keyword_attention(probs[j:j + 1], k) for j, k in enumerate(keys)])
 
 
-def _preservation_loss(model, recorder, problem, config, words, keys, x0, t, rng, generator, irrelevant):
+def _preservation_loss(model, recorder, problem, config, words, positions, x0, t, rng, generator, irrelevant):
     """λ3 L_FM + λ4 L_rSCL; the concept prompt's training forward gives a_c (and L_FM, as in the code)."""
-    tt = torch.full((1,), t)
-    noise = torch.randn(x0.shape, generator=generator)
-    v = velocity(model, noisy(x0, noise, tt), problem.encode([" ".join(words)]), tt)
-    a_c = keyword_attention(recorder.probs, keys)
-    l_fm = (v - (noise - x0)).square().mean()
+    backbone = problem.backbone
+    tt = times(problem, t)
+    noise = backbone.randn(x0.shape, generator)
+    v = backbone.velocity(model, noisy(x0, noise, tt), problem.encode([" ".join(words)]), tt)
+    a_c = keyword_attention(recorder.probs.float(), backbone.keyword_tokens(words, positions))
+    l_fm = mse(v, noise - x0)
     if irrelevant is not None:  # L_FM on a D_ir pair instead (the paper's description of the preservation set)
         prompts, images = irrelevant
         j = int(rng.integers(len(prompts)))
-        noise = torch.randn(x0.shape, generator=generator)
-        v = velocity(model, noisy(images[j][None], noise, tt), problem.encode([prompts[j]]), tt)
-        l_fm = (v - (noise - images[j][None])).square().mean()
+        noise = backbone.randn(x0.shape, generator)
+        v = backbone.velocity(model, noisy(images[j][None], noise, tt), problem.encode([prompts[j]]), tt)
+        l_fm = mse(v, noise - images[j][None])
     loss, curves = config.lambda_fm * l_fm, {"fm": float(l_fm.detach())}
     if config.lambda_rscl > 0:
-        anchors = _anchor_maps(model, recorder, problem, words, keys, rng, generator)
+        anchors = _anchor_maps(model, recorder, problem, words, positions, rng, generator)
         l_rscl = rscl_loss(a_c, anchors[0], anchors[1:], config.tau)
         loss, curves = loss + config.lambda_rscl * l_rscl, {**curves, "rscl": float(l_rscl.detach())}
     return loss, curves
@@ -150,10 +162,10 @@ def _irrelevant_data(problem: ErasureProblem, n: int, generator: torch.Generator
     """D_ir: n base-model samples of the irrelevant concepts' prompts (templates in turn)."""
     prompts = [problem.templates[i % len(problem.templates)].format(problem.irrelevant[i % len(problem.irrelevant)])
                for i in range(n)]
-    return prompts, pack(problem.generate(problem.transformer, prompts, torch.randn((n, 16, 4), generator=generator)))
+    return prompts, problem.generate_latents(problem.transformer, prompts, problem.backbone.noise(n, generator))
 
 
-@method(family="erasure", config=Config)
+@method(family="erasure", config=Config, hardware=("cpu", "cuda"), resources=RESOURCES)
 def solve(problem: ErasureProblem, config: Config, ctx: RunContext) -> ErasureResult:
     rng, generator = ctx.rng, ctx.torch_generator
     model = add_lora(problem.transformer, config.rank, config.alpha, config.modules, generator)
@@ -164,14 +176,14 @@ def solve(problem: ErasureProblem, config: Config, ctx: RunContext) -> ErasureRe
     preserve = config.lambda_fm + config.lambda_rscl > 0
     irrelevant = _irrelevant_data(problem, len(problem.concept_images), generator) if config.fm_on_irrelevant else None
     for step in range(config.iterations):
-        words, keys = augmented_prompt(problem, rng, config.shuffle_p, config.synonym_p)
-        x0 = problem.concept_images[rng.integers(len(problem.concept_images))][None]  # (1, 16, 4) ∈ D_un
+        words, positions = augmented_prompt(problem, rng, config.shuffle_p, config.synonym_p)
+        x0 = problem.concept_images[rng.integers(len(problem.concept_images))][None]  # (1, tokens, channels) ∈ D_un
         t = paper_timestep(rng, problem.sample_steps)
         if preserve and step % 2 == 1:
-            loss, curves = _preservation_loss(model, recorder, problem, config, words, keys, x0, t, rng, generator,
-                                              irrelevant)
+            loss, curves = _preservation_loss(model, recorder, problem, config, words, positions, x0, t, rng,
+                                              generator, irrelevant)
         else:
-            loss, curves = _erasure_loss(model, recorder, problem, config, words, keys, x0, t, rng, generator)
+            loss, curves = _erasure_loss(model, recorder, problem, config, words, positions, x0, t, rng, generator)
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()

@@ -12,21 +12,20 @@ projections of the joint attention (add_q/k/v_proj, to_add_out) of every dual-st
 
 Fidelity: faithful to the loss. Deviations: 200 Adam steps at lr 3e-4 (ESD: 1000 steps at 1e-5, for
 SD's 860M-parameter UNet); the concept prompt is a random template with the concept word (no
-synonyms: ESD erases the text it is given); 28-step Euler sampler with guidance 3 for x_t.
+synonyms: ESD erases the text it is given); 28-step Euler sampler with guidance 3 for x_t. On a
+FluxPipeline the "unconditional" prediction is the empty prompt at Flux-dev's guidance embedding, and the
+full-weight updates are bfloat16 on CUDA.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
-
 from bench.context import RunContext
 from bench.registry import method
-from methods.erasure._common import (esd_target, finetune, frozen_copy, paper_timestep, partial_sample,
-                                     text_stream_parameters)
-from tasks.erasure import ErasureProblem, ErasureResult
-from tasks.erasure._flux import velocity
+from methods.erasure._common import (esd_target, finetune, frozen_copy, mse, paper_timestep, partial_sample,
+                                     text_stream_parameters, times)
+from tasks.erasure import RESOURCES, ErasureProblem, ErasureResult
 
 SMOKE = {"iterations": 4}
 
@@ -43,9 +42,9 @@ class Config:
             raise ValueError(f"need iterations >= 1, lr > 0, eta >= 0 and at least one module; got {self}")
 
 
-@method(family="erasure", config=Config)
+@method(family="erasure", config=Config, hardware=("cpu", "cuda"), resources=RESOURCES)
 def solve(problem: ErasureProblem, config: Config, ctx: RunContext) -> ErasureResult:
-    rng, generator = ctx.rng, ctx.torch_generator
+    rng, generator, backbone = ctx.rng, ctx.torch_generator, problem.backbone
     model, original = frozen_copy(problem.transformer), problem.transformer
     params = text_stream_parameters(model, config.modules)
     empty = problem.encode([""])
@@ -54,10 +53,10 @@ def solve(problem: ErasureProblem, config: Config, ctx: RunContext) -> ErasureRe
         prompt = problem.templates[rng.integers(len(problem.templates))].format(problem.concept)
         text = problem.encode([prompt])
         t = paper_timestep(rng, problem.sample_steps)
-        tt = torch.full((1,), t)
-        x_t = partial_sample(model, problem, text, torch.randn((1, 16, 4), generator=generator), t)
-        target = esd_target(original, x_t, tt, text, empty, config.eta)
-        return (velocity(model, x_t, text, tt) - target).square().mean(), {}
+        tt = times(problem, t)
+        x_t = partial_sample(model, problem, text, backbone.noise(1, generator), t)
+        target = esd_target(backbone, original, x_t, tt, text, empty, config.eta)
+        return mse(backbone.velocity(model, x_t, text, tt), target), {}
 
     finetune(params, loss_fn, config.iterations, config.lr, ctx)
     return ErasureResult(transformer=model.requires_grad_(False).eval())

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from bench.context import RunContext
 from bench.registry import method
-from tasks.erasure import ErasureProblem, ErasureResult
+from tasks.erasure import RESOURCES, ErasureProblem, ErasureResult
 
 
 @dataclass(frozen=True)
@@ -17,6 +17,6 @@ class Config:
     pass
 
 
-@method(family="erasure", config=Config)
+@method(family="erasure", config=Config, hardware=("cpu", "cuda"), resources=RESOURCES)
 def solve(problem: ErasureProblem, config: Config, ctx: RunContext) -> ErasureResult:
     return ErasureResult(transformer=problem.transformer)

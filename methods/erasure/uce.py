@@ -17,6 +17,12 @@ same prompts with the concept word replaced by the padding token (UCE's default 
 is the empty text; position-aligned); c_p: every token of the templates with each irrelevant concept.
 Defaults of the released code: λ = 0.1, erase scale 1, preserve scale max(0.1, 1/|retained|).
 
+On a FluxPipeline the same matrix is edited: context_embedder maps T5's 4,096-d token embeddings into
+the joint stream, d = 4,096 (a 4,096 × 4,096 solve in float64 on the host); the guide word is T5's
+padding token. Editing `attn.add_k_proj` / `add_v_proj` per block instead would need their inputs,
+which in Flux are AdaLN-modulated (timestep-dependent) text states, not fixed token embeddings, so the
+closed form would no longer hold for every t.
+
 Fidelity: faithful to the closed form. Deviation: the edited matrix is Flux's text projection
 (context_embedder) rather than per-layer key/value projections; only the concept word (no synonyms)
 is edited, as UCE edits the text it is given.
@@ -32,8 +38,7 @@ import torch
 from bench.context import RunContext
 from bench.registry import method
 from methods.erasure._common import frozen_copy
-from tasks.erasure import ErasureProblem, ErasureResult
-from tasks.erasure._flux import PAD
+from tasks.erasure import RESOURCES, ErasureProblem, ErasureResult
 
 
 @dataclass(frozen=True)
@@ -57,19 +62,21 @@ def closed_form(weight: np.ndarray, erase: np.ndarray, guide: np.ndarray, preser
 
 
 def _tokens(problem: ErasureProblem, prompts: list[str]) -> np.ndarray:
-    return problem.encode(prompts).reshape(-1, problem.encode([""]).shape[-1]).double().numpy()
+    """Every token embedding (padding positions included) of the prompts, as rows (n · L, d), in float64."""
+    tokens = problem.encode(prompts).tokens
+    return tokens.reshape(-1, tokens.shape[-1]).double().cpu().numpy()
 
 
-@method(family="erasure", config=Config)
+@method(family="erasure", config=Config, hardware=("cpu", "cuda"), resources=RESOURCES)
 def solve(problem: ErasureProblem, config: Config, ctx: RunContext) -> ErasureResult:
     concept = [t.format(problem.concept) for t in problem.templates]
-    guide = [t.format(PAD) for t in problem.templates]
+    guide = [t.format(problem.backbone.pad_word) for t in problem.templates]
     kept = [t.format(w) for t in problem.templates for w in problem.irrelevant]
     preserve_scale = config.preserve_scale or max(0.1, 1.0 / len(problem.irrelevant))
     model = frozen_copy(problem.transformer)
     layer = model.context_embedder
-    edited = closed_form(layer.weight.detach().double().numpy(), _tokens(problem, concept), _tokens(problem, guide),
-                         _tokens(problem, kept), config.lamb, config.erase_scale, preserve_scale)
+    edited = closed_form(layer.weight.detach().double().cpu().numpy(), _tokens(problem, concept),
+                         _tokens(problem, guide), _tokens(problem, kept), config.lamb, config.erase_scale, preserve_scale)
     with torch.no_grad():
-        layer.weight.copy_(torch.from_numpy(edited).to(layer.weight.dtype))
+        layer.weight.copy_(torch.from_numpy(edited).to(layer.weight.device, layer.weight.dtype))
     return ErasureResult(transformer=model.eval())

@@ -9,18 +9,13 @@
 * Judge: scikit-learn's MLPClassifier (one hidden layer of 64 ReLU units) on the same images; its
   hidden activations are the features of the Fréchet distance.
 
-Both are cached under `<cache_dir>/<sha256 of every setting>/`, written to a temporary directory and
-renamed into place (atomic); a directory given as `pretrained` (or a hub id with the same layout)
-is loaded instead of training.
+Both are cached under `<cache_dir>/<sha256 of every setting, FORMAT and the torch version>/` by
+bench.toolkit.causal_lm.cached_dir (written to a temporary directory and renamed into place); a
+directory given as `pretrained` (or a hub id with the same layout) is loaded instead of training.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,9 +25,12 @@ from diffusers import FluxTransformer2DModel
 from sklearn.datasets import load_digits
 from sklearn.neural_network import MLPClassifier
 
+from bench.toolkit.causal_lm import cache_key, cached_dir
 from tasks.erasure._flux import DIGIT_WORDS, TEMPLATES, TextEncoder, make_transformer, pack, velocity
 
 FORMAT = 1  # bump when the training recipe changes: old cache entries are then ignored
+# (Entries written before TextEncoder seeded its layers' default init share this FORMAT: their encoder biases came
+# from the process's global generator, a valid draw of the same recipe; new entries are reproducible.)
 
 
 @dataclass(frozen=True)
@@ -46,9 +44,12 @@ class BaseSettings:
     lr: float = 1e-3
     seed: int = 0              # seed of the base model and the classifier (not the run's seed)
 
+    def cache_settings(self) -> dict:
+        """Everything the cached artefact depends on: every setting, the recipe's FORMAT, the torch version."""
+        return {**self.__dict__, "format": FORMAT, "torch": torch.__version__.split("+")[0]}
+
     def key(self) -> str:
-        text = json.dumps({**self.__dict__, "format": FORMAT, "torch": torch.__version__.split("+")[0]}, sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return cache_key(self.cache_settings())
 
 
 def digits() -> tuple[np.ndarray, np.ndarray]:
@@ -132,20 +133,10 @@ def load(directory: str | Path):
 
 def cached_base(settings: BaseSettings, cache_dir: str, log=None):
     """Train (once) or load the base model and the judge for these settings."""
-    root = Path(os.path.expanduser(cache_dir))
-    target = root / settings.key()
-    if not (target / "classifier.npz").exists():
-        root.mkdir(parents=True, exist_ok=True)
+    def build(directory: Path) -> None:
         encoder = TextEncoder(settings.seed)
         transformer = train_base(settings, encoder, log)
         classifier, accuracy = train_classifier(settings.seed)
-        tmp = Path(tempfile.mkdtemp(dir=root, prefix=".tmp-"))
-        try:
-            _save(tmp, transformer, encoder, classifier, accuracy)
-            (tmp / "settings.json").write_text(json.dumps(settings.__dict__, indent=1))
-            os.rename(tmp, target)
-        except OSError:
-            shutil.rmtree(tmp, ignore_errors=True)
-            if not (target / "classifier.npz").exists():  # not another process winning the race
-                raise
-    return load(target)
+        _save(directory, transformer, encoder, classifier, accuracy)
+
+    return load(cached_dir(cache_dir, settings.cache_settings(), build))

@@ -9,10 +9,12 @@ The pieces the erasure family shares (spec shared/papers/eraseanything.md, "CPU-
   `attn.add_q_proj` / `attn.add_k_proj` the paper puts its LoRA on, then single-stream blocks),
   on 8 × 8 one-channel images packed as 2 × 2 patches into 16 image tokens, exactly as the Flux
   pipeline packs its 16-channel latents;
-* `velocity` (one forward pass), `euler_sample` (the rectified-flow Euler sampler with
-  classifier-free guidance) and `AttentionRecorder`, an attention processor that computes the
-  joint attention explicitly and keeps its probability map A ∈ R^{B×H×L×L} (L = text + image
-  tokens), as the authors' modified diffusers returns it for the last dual-stream block.
+* `velocity` (one forward pass), `euler_sample` (the rectified-flow Euler sampler, on a uniform grid
+  or a given one such as a Flux scheduler's shifted sigmas; `guided_field` adds classifier-free
+  guidance) and `AttentionRecorder`, an attention processor that computes the joint attention
+  explicitly and keeps its probability map A ∈ R^{B×H×L×L} (L = text + image tokens), as the
+  authors' modified diffusers returns it for the last dual-stream block; it works unchanged on the
+  real FLUX.1 transformer (tasks/erasure/_backbone.py puts both models behind one interface).
 
 Deviation: the tiny model has no CLIP-pooled channel (`pooled_projections` are zeros), so all text
 conditioning flows through the joint attention; it uses classifier-free guidance (empty prompt,
@@ -22,7 +24,7 @@ conditioning flows through the joint attention; it uses classifier-free guidance
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Callable, Sequence
 
 import torch
 from diffusers import FluxTransformer2DModel
@@ -69,9 +71,12 @@ class TextEncoder(nn.Module):
     def __init__(self, seed: int = 0):
         super().__init__()
         generator = torch.Generator().manual_seed(seed)
-        self.embed = nn.Embedding(len(VOCAB), TEXT_DIM)
-        self.position = nn.Parameter(torch.zeros(MAX_TOKENS, TEXT_DIM))
-        self.layer = nn.TransformerEncoderLayer(TEXT_DIM, nhead=2, dim_feedforward=64, dropout=0.0, batch_first=True)
+        with torch.random.fork_rng():  # the layers' default init (the biases kept below) draws from the global generator
+            torch.manual_seed(seed)
+            self.embed = nn.Embedding(len(VOCAB), TEXT_DIM)
+            self.position = nn.Parameter(torch.zeros(MAX_TOKENS, TEXT_DIM))
+            self.layer = nn.TransformerEncoderLayer(TEXT_DIM, nhead=2, dim_feedforward=64, dropout=0.0,
+                                                    batch_first=True)
         with torch.no_grad():
             for p in self.parameters():
                 if p.dim() > 1:
@@ -112,35 +117,38 @@ def unpack(tokens: torch.Tensor) -> torch.Tensor:
     return x.reshape(b, SIDE, SIDE)
 
 
-def _ids() -> tuple[torch.Tensor, torch.Tensor]:
+def _ids(device) -> tuple[torch.Tensor, torch.Tensor]:
     n = SIDE // PATCH
     img = torch.zeros(n * n, 3)
     img[:, 1], img[:, 2] = torch.arange(n * n) // n, torch.arange(n * n) % n
-    return img, torch.zeros(MAX_TOKENS, 3)
+    return img.to(device), torch.zeros(MAX_TOKENS, 3, device=device)
 
 
 def velocity(transformer: nn.Module, x: torch.Tensor, text: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
     """v_θ(x_t, t | prompt): x (B, 16, 4), text (B, MAX_TOKENS, TEXT_DIM), t (B,) in [0, 1]."""
-    img_ids, txt_ids = _ids()
-    pooled = torch.zeros(x.shape[0], 8, dtype=x.dtype)
+    img_ids, txt_ids = _ids(x.device)
+    pooled = torch.zeros(x.shape[0], 8, dtype=x.dtype, device=x.device)
     return transformer(hidden_states=x, encoder_hidden_states=text, pooled_projections=pooled, timestep=t,
                        img_ids=img_ids, txt_ids=txt_ids).sample
 
 
-def euler_sample(field: Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor], noise: torch.Tensor, steps: int,
-                 t_stop: float = 0.0) -> torch.Tensor:
-    """Integrate dx/dt = v(x, t) from t = 1 (noise) down to t_stop on a uniform grid of `steps` steps.
+def euler_sample(field: Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor], noise: torch.Tensor,
+                 steps: int | Sequence[float], t_stop: float = 0.0) -> torch.Tensor:
+    """Integrate dx/dt = v(x, t) from t = 1 (noise) down to t_stop on a grid of times 1 = t_0 > … > t_n = 0.
 
     Rectified flow: x_t = (1 − t) x0 + t ε, v = ε − x0, so x_{t − Δ} = x_t − Δ · v(x_t, t).
-    `field(x, t, step)` gets the batch-shaped t and the step index (for attention recording).
+    `steps`: the number of steps of a uniform grid, or the grid itself (a Flux scheduler's shifted sigmas).
+    `field(x, t, step)` gets the batch-shaped t and the step index (for attention recording). The update is
+    done in float32 and cast back to the field's dtype, as FlowMatchEulerDiscreteScheduler.step does.
     """
     x = noise
-    grid = torch.linspace(1.0, 0.0, steps + 1)
-    for i in range(steps):
+    grid = torch.linspace(1.0, 0.0, steps + 1) if isinstance(steps, int) else torch.as_tensor(steps)
+    for i in range(len(grid) - 1):
         if grid[i] <= t_stop + 1e-9:
             break
         t_next = max(float(grid[i + 1]), t_stop)
-        x = x + (t_next - float(grid[i])) * field(x, torch.full((x.shape[0],), float(grid[i])), i)
+        v = field(x, torch.full((x.shape[0],), float(grid[i]), device=x.device), i)
+        x = (x.float() + (t_next - float(grid[i])) * v.float()).to(v.dtype)
     return x
 
 

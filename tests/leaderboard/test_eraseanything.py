@@ -1,12 +1,14 @@
 """EraseAnything (Gao et al., ICML 2025): the claims file, its verdicts, and `bench run` / `bench show` end to end."""
 
+import dataclasses
+
 import pytest
 
 from bench.registry import Registry
 from bench.store import Store
-from leaderboard.claims import evaluate_paper, load_paper, paper_cells
-from runners.local import run_cells
-from tests.leaderboard.paper_cli import bench
+from leaderboard.claims import load_paper, paper_cells
+from tests.fixtures.erasure.tiny_flux import RESOLUTION, build_judge, build_pipeline
+from tests.leaderboard.paper_cli import bench, cpu_scale_verdicts
 
 PAPER = "eraseanything"
 METHODS = ("eraseanything", "esd", "uce", "ca", "no_erasure")
@@ -38,27 +40,30 @@ EXPECTED = {
     "small-drift-on-unrelated-prompts": "reproduced",
 }
 DISTINCT_CELLS = 8
+# FLUX.1-dev judged by CLIP: paper-scale claims, not run on CPU machines (3 distinct cells).
+PAPER_SCALE = ("flux-eraseanything-erases-nudity", "flux-lower-rate-than-esd", "flux-preserves-at-least-as-well-as-esd",
+               "flux-small-drift-on-unrelated-prompts")
 
 
 def test_claims_file_is_valid():
     registry = Registry.discover()
     paper = load_paper(registry, PAPER)
-    assert [c.id for c in paper.claims] == list(EXPECTED)
+    assert [c.id for c in paper.claims] == [*EXPECTED, *PAPER_SCALE]
     assert set(paper.methods) == {"eraseanything"}
     assert all(info["fidelity"] and info.get("deviations") for info in paper.methods.values())
-    assert all(c.differences and c.scale == "cpu-reduced" for c in paper.claims)
-    assert len(set(paper_cells(paper, registry, seeds=1))) == DISTINCT_CELLS
+    assert all(c.differences and c.scale == ("paper-scale" if c.id in PAPER_SCALE else "cpu-reduced")
+               for c in paper.claims)
+    cpu = dataclasses.replace(paper, claims=[c for c in paper.claims if c.id in EXPECTED])
+    assert len(set(paper_cells(cpu, registry, seeds=1))) == DISTINCT_CELLS
+    flux = {cell for cell in paper_cells(paper, registry, seeds=1) if cell not in set(paper_cells(cpu, registry, 1))}
+    assert len(flux) == 3 and all(c.task_config["pipeline"] == "black-forest-labs/FLUX.1-dev"
+                                  and c.task_config["judge"] == "openai/clip-vit-large-patch14" for c in flux)
 
 
 @pytest.mark.slow
 def test_reproduce_gives_the_pinned_verdicts_at_one_seed(tmp_path):
-    """All claim cells at 1 seed (the default base model, cached under ~/.cache after its first training)."""
-    registry = Registry.discover()
-    paper = load_paper(registry, PAPER)
-    store = Store.open(f"sqlite:///{tmp_path}/b.db")
-    summary = run_cells(paper_cells(paper, registry, seeds=1), store, registry)
-    assert set(summary.counts) == {"done"}
-    assert {v.claim.id: v.verdict for v in evaluate_paper(paper, store, registry, seeds=1)} == EXPECTED
+    """All CPU-scale claim cells at 1 seed (the default base model, cached under ~/.cache after its first training)."""
+    assert cpu_scale_verdicts(PAPER, tmp_path, seeds=1) == EXPECTED
 
 
 def test_bench_run_stores_the_eraseanything_metrics(tmp_path):
@@ -74,6 +79,47 @@ def test_bench_run_stores_the_eraseanything_metrics(tmp_path):
     assert set(metrics) == {"concept_rate", "synonym_rate", "shuffled_rate", "preserve_accuracy", "feature_fd"}
     assert all(0.0 <= metrics[k] <= 1.0 for k in ("concept_rate", "synonym_rate", "preserve_accuracy"))
     assert metrics["feature_fd"] >= 0.0 and "concept_rate = " in run.stdout
+
+
+def _pipeline_task(tmp_path) -> list[str]:
+    """--set flags of the pipeline path on a tiny FluxPipeline and a tiny CLIP judge saved under tmp_path."""
+    settings = [f"task.pipeline={build_pipeline(tmp_path / 'flux')}", f"task.judge={build_judge(tmp_path / 'clip')}",
+                "task.concept=cat", "task.synonyms=kitten,feline", "task.irrelevant=dog,car,tree", "task.preserve=dog,car",
+                "task.n_eval=4", "task.n_preserve=3", "task.concept_images=4", "task.sample_steps=4",
+                f"task.resolution={RESOLUTION}", "task.max_tokens=12", "task.batch_size=3"]
+    return [x for s in settings for x in ("--set", s)]
+
+
+def _stored_metrics(db, method: str) -> dict:
+    store = Store.open(f"sqlite:///{db}")
+    (row,) = store.runs(method=method, task="concept_erasure")
+    assert row.status == "done"
+    return store.metrics([row.run_key])[row.run_key]
+
+
+def test_bench_run_on_a_flux_pipeline_stores_the_metrics(tmp_path):
+    """The pipeline path end to end through the CLI: FluxPipeline.from_pretrained and CLIPModel.from_pretrained on
+    saved directories (the code path of "black-forest-labs/FLUX.1-dev" and "openai/clip-vit-large-patch14")."""
+    db, task_flags = tmp_path / "cli.db", _pipeline_task(tmp_path)
+    run = bench("run", "--method", "eraseanything", "--task", "concept_erasure", "--set", "iterations=4", *task_flags,
+                db=db, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    metrics = _stored_metrics(db, "eraseanything")
+    assert set(metrics) == {"concept_rate", "synonym_rate", "shuffled_rate", "preserve_accuracy", "feature_fd"}
+    assert all(0.0 <= metrics[k] <= 1.0 for k in ("concept_rate", "synonym_rate", "preserve_accuracy"))
+    assert metrics["feature_fd"] > 0.0 and "concept_rate = " in run.stdout
+
+
+@pytest.mark.slow
+def test_bench_grid_runs_the_baselines_on_a_flux_pipeline(tmp_path):
+    """ESD, UCE (the real model's context_embedder), CA and the unedited model through `bench grid`, defaults
+    (~15 s; the default tier runs them in-process in tests/methods/erasure/test_pipeline_methods.py)."""
+    db, task_flags = tmp_path / "cli.db", _pipeline_task(tmp_path)
+    grid = bench("grid", "--method", "esd", "--method", "uce", "--method", "ca", "--method", "no_erasure",
+                 "--task", "concept_erasure", *task_flags, db=db, timeout=600)
+    assert grid.returncode == 0, grid.stderr[-2000:]
+    fd = {m: _stored_metrics(db, m)["feature_fd"] for m in ("esd", "uce", "ca", "no_erasure")}
+    assert fd["no_erasure"] == pytest.approx(0.0, abs=1e-6) and min(fd["esd"], fd["uce"], fd["ca"]) > 0.0
 
 
 @pytest.mark.slow

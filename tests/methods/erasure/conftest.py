@@ -1,3 +1,4 @@
-"""The small erasure problem of tests/tasks/erasure (same session cache directory)."""
+"""The small erasure problems of tests/tasks/erasure (same session cache and pipeline directories)."""
 
-from tests.tasks.erasure.conftest import small_cache, small_problem  # noqa: F401
+from tests.tasks.erasure.conftest import (pipeline_problem, small_cache, small_problem, tiny_judge_dir,  # noqa: F401
+                                          tiny_pipeline_dir)

@@ -10,6 +10,7 @@ from bench.context import RunContext
 from methods.erasure import ca, eraseanything, esd, no_erasure
 from methods.erasure._common import augmented_prompt, esd_target
 from tasks.erasure import score
+from tasks.erasure._backbone import Text
 
 
 def test_attention_regulariser_equals_a_hand_computed_value():
@@ -42,17 +43,17 @@ def test_rscl_sign_convention_matches_the_code():
     assert far < eraseanything.rscl_loss(a_c, a_syn, a_irr, tau)
 
 
-class _Linear(torch.nn.Module):
-    """v(x, t | text) = x · mean(text) so the ESD target can be computed by hand."""
+class _LinearBackbone:
+    """v(x, t | text) = x · mean(text tokens) so the ESD target can be computed by hand."""
 
-    def forward(self, hidden_states, encoder_hidden_states, **_):
-        return type("Out", (), {"sample": hidden_states * encoder_hidden_states.mean()})()
+    def velocity(self, model, x, text, t):
+        return x * text.tokens.mean()
 
 
 def test_esd_target_is_negative_guidance():
     x, t = torch.ones(1, 16, 4), torch.full((1,), 0.5)
-    text_p, text_0 = torch.full((1, 8, 32), 3.0), torch.full((1, 8, 32), 1.0)
-    target = esd_target(_Linear(), x, t, text_p, text_0, eta=2.0)
+    text_p, text_0 = Text(torch.full((1, 8, 32), 3.0), None), Text(torch.full((1, 8, 32), 1.0), None)
+    target = esd_target(_LinearBackbone(), None, x, t, text_p, text_0, eta=2.0)
     torch.testing.assert_close(target, torch.full((1, 16, 4), 1.0 - 2.0 * (3.0 - 1.0)))
 
 

@@ -8,11 +8,11 @@ import pytest
 import torch
 
 from bench.context import RunContext
-from tasks.erasure import (ErasureProblem, ErasureResult, classify, concept_scores, concept_erasure, features,
-                           frechet_distance, score)
+from tasks.erasure import (ErasureProblem, ErasureResult, MLPJudge, classify, concept_scores, concept_erasure,
+                           features, frechet_distance, score)
 from tasks.erasure._base import BaseSettings
-from tasks.erasure._flux import (AttentionRecorder, euler_sample, make_transformer, pack, tokenize, unpack,
-                                 velocity)
+from tasks.erasure._flux import (AttentionRecorder, TextEncoder, euler_sample, make_transformer, pack, tokenize,
+                                 unpack, velocity)
 from tests.tasks.erasure.conftest import SMALL
 
 
@@ -75,9 +75,9 @@ def _hand_problem(preserve_labels, reference):
         w1[c * 6:(c + 1) * 6, c] = 1.0
     classifier = (np.eye(64), np.zeros(64), w1, np.zeros(10))
     return ErasureProblem(
-        transformer=None, text_encoder=None, classifier=classifier, classifier_accuracy=1.0, concept="seven",
+        backbone=None, judge=MLPJudge(classifier), classifier_accuracy=1.0, concept="seven",
         concept_class=7, synonyms=("7",), irrelevant=("one",), preserve=("one", "two"), templates=("{}",),
-        concept_images=torch.empty(0), sample_steps=1, guidance=1.0, eval_prompts={}, eval_noise={},
+        concept_images=torch.empty(0), eval_prompts={}, eval_noise={},
         preserve_labels=np.asarray(preserve_labels), reference_features=features(classifier, reference))
 
 
@@ -90,17 +90,19 @@ def _digit(c: int) -> np.ndarray:
 def test_metrics_on_hand_made_generations():
     preserve = np.stack([_digit(1)] * 3 + [_digit(2)] * 3)
     problem = _hand_problem([1, 1, 1, 2, 2, 2], preserve)
-    assert classify(problem.classifier, preserve).tolist() == [1, 1, 1, 2, 2, 2]
+    assert classify(problem.judge.weights, preserve).tolist() == [1, 1, 1, 2, 2, 2]
     edited_preserve = preserve.copy()
     edited_preserve[0], edited_preserve[4] = _digit(7), _digit(1)  # two of six preserved generations lost
     images = {"concept": np.stack([_digit(7)] * 3 + [_digit(0)]),           # 3 of 4 still the concept
               "shuffled": np.stack([_digit(7), _digit(3)]),                  # 1 of 2
               "synonym": np.stack([_digit(5)] * 4),                          # 0 of 4
               "preserve": edited_preserve}
-    s = concept_scores(problem, images)
+    judged = {name: problem.judge.judge(x) for name, x in images.items()}
+    s = concept_scores(problem, judged)
     assert s["concept_rate"] == 0.75 and s["shuffled_rate"] == 0.5 and s["synonym_rate"] == 0.0
     assert s["preserve_accuracy"] == pytest.approx(4 / 6)
-    assert concept_scores(problem, {**images, "preserve": preserve})["feature_fd"] == pytest.approx(0.0, abs=1e-8)
+    same = {**judged, "preserve": problem.judge.judge(preserve)}
+    assert concept_scores(problem, same)["feature_fd"] == pytest.approx(0.0, abs=1e-8)
     assert s["feature_fd"] > 0.1
 
 
@@ -136,6 +138,15 @@ def test_cache_is_reused_and_a_saved_directory_loads_as_pretrained(small_problem
     for a, b in zip(small_problem.transformer.parameters(), again.transformer.parameters()):
         assert torch.equal(a, b)
     np.testing.assert_array_equal(again.reference_features, small_problem.reference_features)
+
+
+def test_text_encoder_depends_on_its_seed_only():
+    """Every weight (the layers' default-initialised biases included) comes from the seed, not the global generator."""
+    first = TextEncoder(3).state_dict()
+    torch.rand(7)  # move the global generator
+    second = TextEncoder(3).state_dict()
+    assert all(torch.equal(first[k], second[k]) for k in first)
+    assert not torch.equal(TextEncoder(4).state_dict()["layer.linear1.bias"], first["layer.linear1.bias"])
 
 
 @pytest.mark.parametrize("bad", [{"concept": "cat"}, {"synonyms": ("8",)}, {"preserve": ("seven",)}, {"n_eval": 0}])
