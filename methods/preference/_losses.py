@@ -1,6 +1,7 @@
 """The preference objectives as pure tensor functions (inputs: sequence log-probabilities, shape (B,) / (B, K)).
 
 DPO (Rafailov et al. 2023, Eq. 7):  −log σ(β[(log π(y_w) − log π_ref(y_w)) − (log π(y_l) − log π_ref(y_l))]).
+IPO (Azar et al. 2024, sampled loss):  (h − 1/(2τ))²,  h = (log π(y_w) − log π_ref(y_w)) − (log π(y_l) − log π_ref(y_l)).
 EPA (Hong et al. 2025; spec epa.md §3.2): with r = β(log π − log π_ref),
     log(w + Σ_{y ∈ N} exp(r(y) − r(y_w))),  N = strong ∪ weak negatives;  = DPO for w = 1 and N = {y_l}.
 LOGO (Tang et al. 2025, §2.1; SimPO for M = 1, λ = 0):
@@ -18,6 +19,13 @@ def dpo_loss(policy_w: torch.Tensor, policy_l: torch.Tensor, ref_w: torch.Tensor
     """(B,) the sigmoid DPO loss of each pair."""
     margin = beta * ((policy_w - ref_w) - (policy_l - ref_l))   # (B,)
     return -F.logsigmoid(margin)
+
+
+def ipo_loss(policy_w: torch.Tensor, policy_l: torch.Tensor, ref_w: torch.Tensor, ref_l: torch.Tensor,
+             tau: float) -> torch.Tensor:
+    """(B,) the sampled IPO loss of each pair (TRL's loss_type="ipo" with beta = τ)."""
+    margin = (policy_w - ref_w) - (policy_l - ref_l)            # (B,) h, in nats (not scaled by τ)
+    return (margin - 1 / (2 * tau)) ** 2
 
 
 def epa_loss(reward_w: torch.Tensor, reward_neg: torch.Tensor, mask: torch.Tensor | None = None, w: float = 1.0,

@@ -14,6 +14,12 @@ under x ("free": no annotation). With w = 1, one strong and no weak negative the
 Fidelity: reconstructed (no text or code of the paper was available; the loss is the spec's reconstruction
 from the abstract, the TL;DR naming Energy Discrepancy and that code). Unverified defaults: k_s = 3,
 k_w = 8, w = 1, α = 1, β = 0.1; trained on the world's off-policy K = 4 lists (UF-all-like).
+
+On the tabular bandit world (preference_bandit, spec §7.1) the same loss trains a free logit table (or a
+prompt-embedding MLP) from π_ref with Adam: strong negatives are the k_s lowest-ranked members of the list,
+weak negatives k_w responses drawn uniformly (with replacement) from the lists of the batch's other prompts,
+scored under the list's prompt (a weak negative may coincide with one of the prompt's own responses: "free",
+unfiltered). 8000 full-batch Adam steps at lr 0.1, decayed linearly to 0, as for `dpo` there.
 """
 
 from __future__ import annotations
@@ -28,9 +34,10 @@ from bench.spec import Resources
 from bench.toolkit.causal_lm import sequence_logprobs, train
 from methods.preference._common import completions, evaluate, learning_rate, load_models, validate_common
 from methods.preference._losses import epa_loss
-from tasks.preference import PreferenceProblem, PreferenceResult, kind_skip
+from tasks.preference import BanditPreferenceProblem, BanditPreferenceResult, PreferenceProblem, PreferenceResult, kind_skip
+from tasks.preference._bandit import solve_bandit, validate_bandit
 
-SMOKE = {"batch_size": 4, "weak_negatives": 2}
+SMOKE = {"batch_size": 4, "weak_negatives": 2, "bandit_steps": 200}
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,12 @@ class Config:
     batch_size: int = 32        # prompts per micro-batch
     grad_accum: int = 1
     warmup_ratio: float = 0.1
+    # bandit world (preference_bandit) only
+    bandit_policy: str = "table"  # free logit table (P × V) or prompt embedding → MLP → logits
+    bandit_steps: int = 8000    # Adam steps (full batch: 8000 epochs)
+    bandit_lr: float = 0.1      # Adam learning rate on the parameters (linear decay to 0)
+    bandit_batch: int = 0       # lists per step (0: full batch; the spec allows full batch or 8)
+    bandit_init_noise: float = 0.0  # std of N(0, s²) added to the table's initial logits (0: start at π_ref)
 
     def __post_init__(self) -> None:
         if self.strong_negatives < 1 or self.weak_negatives < 0 or not self.w > 0 or not self.weak_weight > 0:
@@ -54,9 +67,16 @@ class Config:
         if not self.beta > 0:
             raise ValueError(f"beta must be > 0, got {self.beta}")
         validate_common(self)
+        validate_bandit(self)
 
 
 def skip(problem, config: Config) -> str | None:
+    if isinstance(problem, BanditPreferenceProblem):
+        if problem.lists.shape[1] - 1 < config.strong_negatives:
+            return f"epa needs {config.strong_negatives} strong negatives, the task has {problem.lists.shape[1] - 1}"
+        if config.weak_negatives and config.bandit_batch == 1:
+            return "weak negatives come from the other prompts of a batch: bandit_batch must be 0 (full) or >= 2"
+        return None
     reason = kind_skip(problem, PreferenceProblem, "epa")
     if reason is None and len(problem.off_policy[0]) - 1 < config.strong_negatives:
         return f"epa needs {config.strong_negatives} strong negatives, the task has {len(problem.off_policy[0]) - 1}"
@@ -97,8 +117,52 @@ def make_objective(policy, ref, tokenizer, prompts, ranked, config: Config, gene
     return objective
 
 
+def bandit_weak_negatives(prompts: torch.Tensor, lists: torch.Tensor, k_w: int,
+                          generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """(B, k_w) responses drawn uniformly (with replacement) from the batch's lists of other prompts, and (B, k_w)
+    their validity (False for a list whose batch holds no other prompt).
+
+    The batch's responses are sorted by prompt, so a list's own prompt is one block [start, end): a uniform
+    draw u among the others is u, or u + (end − start) once it reaches the block."""
+    owner, order = torch.sort(prompts.repeat_interleave(lists.shape[1]), stable=True)   # (B·K,)
+    pool = lists.reshape(-1)[order]
+    start = torch.searchsorted(owner, prompts, right=False)
+    end = torch.searchsorted(owner, prompts, right=True)
+    others = len(pool) - (end - start)                                                # (B,)
+    u = (torch.rand(len(prompts), k_w, generator=generator, dtype=torch.float64) * others[:, None]).long()
+    u = torch.minimum(u, (others[:, None] - 1).clamp(min=0))                          # guard the float edge u == others
+    picks = u + (u >= start[:, None]) * (end - start)[:, None]
+    valid = (others > 0)[:, None].expand(-1, k_w)
+    return pool[picks.clamp(max=len(pool) - 1)], valid
+
+
+def bandit_objective(problem: BanditPreferenceProblem, config: Config, generator: torch.Generator):
+    """make_objective(policy) -> objective(list indices): the batch's mean EPA loss over strong and weak negatives."""
+    k_s, k_w = config.strong_negatives, config.weak_negatives
+    prompts, lists = torch.as_tensor(problem.list_prompts), torch.as_tensor(problem.lists)
+    ref = torch.as_tensor(problem.ref_logp)
+
+    def make(policy):
+        def objective(idx):
+            x, ranked = prompts[idx], lists[idx]
+            negs, mask = ranked[:, -k_s:], torch.ones(len(idx), k_s, dtype=torch.bool)
+            if k_w:
+                weak, valid = bandit_weak_negatives(x, ranked, k_w, generator)
+                negs, mask = torch.cat([negs, weak], dim=1), torch.cat([mask, valid], dim=1)
+            reward = config.beta * (policy() - ref)                                 # (P, V) r_θ
+            weights = torch.tensor([1.0] * k_s + [config.weak_weight] * k_w, dtype=reward.dtype)
+            r_n = reward[x[:, None].expand_as(negs), negs]                          # (B, k_s + k_w)
+            return epa_loss(reward[x, ranked[:, 0]], r_n, mask=mask, w=config.w,
+                            weak_weight=weights.expand_as(r_n)).mean()
+        return objective
+    return make
+
+
 @method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0), skip=skip)
-def solve(problem: PreferenceProblem, config: Config, ctx: RunContext) -> PreferenceResult:
+def solve(problem: PreferenceProblem | BanditPreferenceProblem, config: Config,
+          ctx: RunContext) -> PreferenceResult | BanditPreferenceResult:
+    if isinstance(problem, BanditPreferenceProblem):
+        return solve_bandit(problem, config, bandit_objective(problem, config, ctx.torch_generator), ctx)
     policy, ref, tokenizer = load_models(problem, config, ctx)
     prompts, ranked = list(problem.train_prompts), list(problem.off_policy)
     objective = make_objective(policy, ref, tokenizer, prompts, ranked, config, ctx.torch_generator, ctx.device)

@@ -20,7 +20,20 @@ reference (`PreferenceResult`). `score` (the only judge) never sees a model:
 * `reward_pearson`, `slope1_error` (EPA spec §5, Table 1): how close the learned implicit reward r_θ on a
   fixed probe set of K responses per prompt is to slope-1 linearity in the BT-scale true reward r*/τ:
   the per-prompt Pearson correlation, averaged, and ε̂ = mean_x min_c mean_y (r_θ − r*/τ − c)².
+* `lm_eval_<task>_<metric>`: lm-evaluation-harness scores of the trained policy (long_context_alignment's
+  `lm_eval_tasks`, tasks/preference/_harness.py); stored and shown, not usable in claims until named in METRICS.
 * `on_policy_fraction`: the realised share of on-policy pairs in the training data (SimpleMix's mixing).
+
+The tabular bandit world (preference_bandit, EPA spec §7.1; `BanditPreferenceProblem`): a method returns its
+policy's whole table log πθ(y|x) and β (`BanditPreferenceResult`); every metric is exact, over all P × V cells:
+* `win_rate` (primary): P(r*(x, y) > r*(x, y′)) + ½ P(=), y ~ πθ(·|x), y′ ~ π_ref(·|x), averaged over prompts.
+* `true_value` J = E_x E_{y~πθ} r*(x, y); `kl_to_reference` the exact KL(πθ‖π_ref), averaged over prompts.
+* `reward_pearson`, `slope1_error` over all cells and `reward_pearson_seen`, `slope1_error_seen` over the
+  cells of each prompt's annotated lists, of r_θ = β(log πθ − log π_ref) against the BT-scale r*/τ (the scale
+  of the labels, so that the BT / DPO population minimiser r*/τ + c(x) has ε̂ = 0).
+* `train_loss`: the method's training objective on all the data at the end.
+* `true_value_at_kl`: the KL–reward frontier at one point: J linearly interpolated, along the method's training
+  trace of (KL, J), at the first point where its KL reaches the task's `kl_budget` (absent if it never does).
 """
 
 from __future__ import annotations
@@ -54,6 +67,7 @@ class PreferenceProblem:
     categories: tuple[str, ...] = CATEGORIES
     pairwise_judge: Callable | None = None  # (prompts, responses, baseline) -> P(answer ≻ baseline) (AlpacaEval's judge)
     position_window: int = 0               # K of LOGO's position synthesis for the training data (0: real positions)
+    external_eval: Callable | None = None  # (model, tokenizer, device) -> {metric: value} on the trained policy (lm_eval)
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,12 +89,43 @@ METRICS = {
     "reward_pearson": Metric(True, "", False, "per-prompt Pearson of the implicit reward and the true reward, averaged"),
     "slope1_error": Metric(False, "", False, "ε̂ = mean_x min_c mean_y (r_θ − r*/τ − c)², slope-1 linearity error"),
     "on_policy_fraction": Metric(True, "", False, "realised share of on-policy pairs in the training data"),
+    "reward_pearson_seen": Metric(True, "", False, "reward_pearson over the responses of each prompt's annotated lists"),
+    "slope1_error_seen": Metric(False, "", False, "slope1_error over the responses of each prompt's annotated lists"),
+    "true_value": Metric(True, "", False, "exact J = E_x E_{y~πθ} r*(x, y) (bandit world)"),
+    "train_loss": Metric(False, "nats", False, "the method's training objective on all the data at the end"),
+    "true_value_at_kl": Metric(True, "", False, "J where the training trace first reaches KL(πθ‖π_ref) = kl_budget"),
     **{f"win_rate_{c}": Metric(True, "", False, f"win rate on the {c} prompts") for c in CATEGORIES},
     **{f"gold_reward_{c}": Metric(True, "", False, f"mean gold reward on the {c} prompts") for c in CATEGORIES},
     **{f"win_rate_{c}": Metric(True, "", False, f"win rate on the {c} contexts ({n} chunks)") for c, n in LENGTHS.items()},
     **{f"gold_reward_{c}": Metric(True, "", False, f"answer accuracy on the {c} contexts ({n} chunks)")
        for c, n in LENGTHS.items()},
 }
+
+
+@dataclass(frozen=True, eq=False)
+class BanditPreferenceProblem:
+    ref_logp: np.ndarray          # (P, V) log π_ref(y|x), also the policy's initialisation
+    list_prompts: np.ndarray      # (N,) prompt index of each annotated list
+    lists: np.ndarray             # (N, K) response indices of each list, best first (UF-all-like)
+    binarized: np.ndarray         # (N,) each list's UF-binarized-like rejected response: a random non-best member
+    label_temperature: float      # τ of the annotator's Plackett–Luce model in r*/τ
+    true_reward: np.ndarray       # (P, V) r*(x, y): for scoring only, methods never read it
+    kl_budget: float = 1.0        # KL(πθ‖π_ref) at which `true_value_at_kl` reads the trace (scoring only)
+
+    @property
+    def seen(self) -> np.ndarray:
+        """(P, V) True where the response appears in one of the prompt's annotated lists."""
+        mask = np.zeros(self.ref_logp.shape, dtype=bool)
+        mask[np.repeat(self.list_prompts, self.lists.shape[1]), self.lists.ravel()] = True
+        return mask
+
+
+@dataclass(frozen=True, eq=False)
+class BanditPreferenceResult:
+    log_policy: np.ndarray        # (P, V) log πθ(y|x) of the trained policy
+    beta: float                   # β of its implicit reward r_θ = β(log πθ − log π_ref)
+    train_loss: float             # the training objective on all the data at the end
+    trace: tuple = ()             # ((step, (P, V) log πθ), ...) over training, step 0 first (the KL–reward trace)
 
 
 def sigmoid(x):
@@ -156,12 +201,72 @@ def _score_world(problem: PreferenceProblem, result: PreferenceResult) -> dict[s
         scores.update(slope1_metrics(np.asarray(result.probe_reward, float), true / problem.label_temperature))
     if result.on_policy_fraction is not None:
         scores["on_policy_fraction"] = float(result.on_policy_fraction)
+    scores.update(result.extra.get("external", {}))   # lm_eval_<task>_<metric> from the problem's external_eval
+    return scores
+
+
+def masked_slope1_metrics(learned: np.ndarray, true: np.ndarray, mask: np.ndarray) -> dict[str, float]:
+    """slope1_metrics restricted per prompt to the cells of `mask` (prompts with fewer than two cells left out)."""
+    errors, pearsons = [], []
+    for l, t, m in zip(learned, true, mask):
+        if m.sum() < 2:
+            continue
+        diff = l[m] - t[m]
+        errors.append(np.mean((diff - diff.mean()) ** 2))
+        if l[m].std() > 0 and t[m].std() > 0:
+            pearsons.append(np.corrcoef(l[m], t[m])[0, 1])
+    out = {"slope1_error": float(np.mean(errors))} if errors else {}
+    if pearsons:
+        out["reward_pearson"] = float(np.mean(pearsons))
+    return out
+
+
+def bandit_win_rate(policy: np.ndarray, reference: np.ndarray, reward: np.ndarray) -> float:
+    """E_x Σ_{y, y′} πθ(y|x) π_ref(y′|x) (1[r*(x,y) > r*(x,y′)] + ½·1[=]) (policies as probabilities, (P, V))."""
+    diff = reward[:, :, None] - reward[:, None, :]                           # (P, V, V): r*(x, y) − r*(x, y′)
+    wins = np.where(diff > 0, 1.0, np.where(diff == 0, 0.5, 0.0))
+    return float(np.einsum("py,pz,pyz->p", policy, reference, wins).mean())
+
+
+def kl_and_value(log_policy: np.ndarray, ref_logp: np.ndarray, reward: np.ndarray) -> tuple[float, float]:
+    """Exact (E_x KL(πθ(·|x)‖π_ref(·|x)), E_x E_{y~πθ} r*(x, y)) of a (P, V) log-policy table."""
+    policy = np.exp(log_policy)
+    return float((policy * (log_policy - ref_logp)).sum(axis=1).mean()), float((policy * reward).sum(axis=1).mean())
+
+
+def value_at_kl(kls, values, budget: float) -> float | None:
+    """J linearly interpolated where the trace's KL first reaches `budget` (None if it never does)."""
+    for i in range(1, len(kls)):
+        if kls[i - 1] < budget <= kls[i]:
+            share = (budget - kls[i - 1]) / (kls[i] - kls[i - 1])
+            return float(values[i - 1] + share * (values[i] - values[i - 1]))
+    return None
+
+
+def _score_bandit(problem: BanditPreferenceProblem, result: BanditPreferenceResult) -> dict[str, float]:
+    log_policy, ref = np.asarray(result.log_policy, float), problem.ref_logp
+    if log_policy.shape != ref.shape:
+        raise ValueError(f"BanditPreferenceResult.log_policy must have shape {ref.shape}, got {log_policy.shape}")
+    implicit, target = result.beta * (log_policy - ref), problem.true_reward / problem.label_temperature
+    kl, value = kl_and_value(log_policy, ref, problem.true_reward)
+    scores = {"win_rate": bandit_win_rate(np.exp(log_policy), np.exp(ref), problem.true_reward),
+              "true_value": value, "kl_to_reference": kl, "train_loss": float(result.train_loss),
+              **slope1_metrics(implicit, target)}
+    seen = masked_slope1_metrics(implicit, target, problem.seen)
+    scores.update({f"{k}_seen": v for k, v in seen.items()})
+    if result.trace:
+        points = [kl_and_value(np.asarray(lp, float), ref, problem.true_reward) for _, lp in result.trace]
+        at = value_at_kl([k for k, _ in points], [v for _, v in points], problem.kl_budget)
+        if at is not None:
+            scores["true_value_at_kl"] = at
     return scores
 
 
 def score(problem, result) -> dict[str, float]:
     if isinstance(problem, PreferenceProblem):
         return _score_world(problem, result)
+    if isinstance(problem, BanditPreferenceProblem):
+        return _score_bandit(problem, result)
     raise TypeError(f"not a preference problem: {type(problem).__name__}")
 
 

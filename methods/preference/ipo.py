@@ -1,0 +1,73 @@
+"""IPO: identity preference optimisation, a squared loss on the log-ratio margin (a baseline of EPA's spec §4).
+
+Azar, Rowland, Piot, Guo, Calandriello, Valko & Munos, "A General Theoretical Paradigm to Understand Learning
+from Human Preferences", AISTATS 2024, arXiv 2310.12036 (the sampled IPO loss of its Algorithm 1):
+
+    L_IPO(θ) = E (h_θ(x, y_w, y_l) − 1/(2τ))²,  h_θ = log πθ(y_w|x)/π_ref(y_w|x) − log πθ(y_l|x)/π_ref(y_l|x),
+
+TRL's loss_type="ipo" with β = τ. Unlike DPO's logistic loss, the squared loss has a finite minimiser on
+separable data (each compared margin settles at 1/(2τ) on average), so IPO does not drift without bound.
+The reported implicit reward is β·log πθ/π_ref, on the same scale as DPO's.
+
+Fidelity: faithful to the objective. preference_world / alpacaeval / long_context_alignment: best vs worst of the
+task's off-policy answers, one epoch, CPU-scale learning rate for the tiny model (the `dpo` recipe with IPO's loss).
+preference_bandit: the pairs of `pairs` on a free logit table (or MLP), 8000 full-batch Adam steps, as `dpo`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bench.context import RunContext
+from bench.registry import method
+from bench.spec import Resources
+from methods.preference._common import evaluate, load_models, train_pairs, validate_common
+from methods.preference._losses import ipo_loss
+from methods.preference.dpo import PAIRS, bandit_objective
+from tasks.preference import BanditPreferenceProblem, BanditPreferenceResult, PreferenceProblem, PreferenceResult, kind_skip
+from tasks.preference._bandit import solve_bandit, validate_bandit
+
+SMOKE = {"batch_size": 8, "bandit_steps": 200}
+
+
+@dataclass(frozen=True)
+class Config:
+    beta: float = 0.1           # τ of IPO (TRL's beta; EPA spec §7.1: the same β = 0.1 as DPO and EPA)
+    model: str = ""             # policy and reference: "" = the task's π_SFT, else a hub id / local directory
+    lr: float = 0.0             # 0 = 5e-7 (paper scale) for a given model, 1e-3 for the tiny one
+    epochs: float = 1.0
+    batch_size: int = 32
+    grad_accum: int = 1
+    warmup_ratio: float = 0.1
+    # bandit world (preference_bandit) only
+    pairs: str = "binarized"    # UF-binarized pair, best vs each other member of the UF-all list, or best vs worst
+    bandit_policy: str = "table"  # free logit table (P × V) or prompt embedding → MLP → logits
+    bandit_steps: int = 8000    # Adam steps (full batch: 8000 epochs)
+    bandit_lr: float = 0.1      # Adam learning rate on the parameters (linear decay to 0)
+    bandit_batch: int = 0       # lists per step (0: full batch)
+    bandit_init_noise: float = 0.0  # std of N(0, s²) added to the table's initial logits (0: start at π_ref)
+
+    def __post_init__(self) -> None:
+        if not self.beta > 0 or self.pairs not in PAIRS:
+            raise ValueError(f"need beta > 0 and pairs in ({', '.join(PAIRS)}); got {self.beta}, {self.pairs!r}")
+        validate_common(self)
+        validate_bandit(self)
+
+
+def skip(problem, config: Config) -> str | None:
+    if isinstance(problem, BanditPreferenceProblem):
+        return None
+    return kind_skip(problem, PreferenceProblem, "ipo")
+
+
+@method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0), skip=skip)
+def solve(problem: PreferenceProblem | BanditPreferenceProblem, config: Config,
+          ctx: RunContext) -> PreferenceResult | BanditPreferenceResult:
+    if isinstance(problem, BanditPreferenceProblem):
+        return solve_bandit(problem, config, bandit_objective(problem, config, ipo_loss), ctx)
+    policy, ref, tokenizer = load_models(problem, config, ctx)
+    prompts = list(problem.train_prompts)
+    chosen, rejected = [r[0] for r in problem.off_policy], [(r[-1],) for r in problem.off_policy]
+    loss = lambda pw, pl, rw, rl: ipo_loss(pw, pl[:, 0], rw, rl[:, 0], config.beta)  # noqa: E731
+    train_pairs(policy, ref, tokenizer, prompts, chosen, rejected, loss, config, problem, ctx)
+    return evaluate(problem, policy, ref, tokenizer, ctx, beta=config.beta)
