@@ -5,6 +5,9 @@ on `ctx.device`), else the task's π_SFT; the reference π_ref is a frozen copy 
 Learning rate: `config.lr`, or when it is 0 the paper's 5e-7 for a given model and the CPU-scale value
 TINY_LR for the task's tiny model (spec simplemix.md §7.1 uses 1e-4 for a 2-layer GPT-2; this world's
 runs of a few dozen steps need a larger step to move the tiny model).
+`evaluate` also runs the problem's optional `external_eval(model, tokenizer, device)` hook on the trained
+policy (lm-evaluation-harness suites, tasks/preference/_harness.py) and keeps its scores in
+`PreferenceResult.extra["external"]`, which `score` reports.
 """
 
 from __future__ import annotations
@@ -84,7 +87,8 @@ def train_pairs(policy, ref, tokenizer, prompts, chosen, rejected, loss: Callabl
 
 def evaluate(problem: PreferenceProblem, policy, ref, tokenizer, ctx: RunContext, beta: float | None,
              on_policy_fraction: float | None = None) -> PreferenceResult:
-    """Sample the policy's answers (T = 1, so the KL estimate is unbiased), their log-probs, the probe rewards.
+    """Sample the policy's answers (T = 1, so the KL estimate is unbiased), their log-probs, the probe rewards,
+    and the problem's external benchmark scores (its `external_eval` hook, when it has one).
 
     `beta` is the scale of the implicit reward r = β(log π − log π_ref) (None: the method has no such reward)."""
     policy.eval()
@@ -100,9 +104,11 @@ def evaluate(problem: PreferenceProblem, policy, ref, tokenizer, ctx: RunContext
             diff = (sequence_logprobs(policy, tokenizer, prompts, texts, device=ctx.device)
                     - sequence_logprobs(ref, tokenizer, prompts, texts, device=ctx.device))
             probe = (beta * diff).view(len(problem.probe_prompts), -1).cpu().numpy().astype(float)
+    external = getattr(problem, "external_eval", None)     # e.g. lm_eval's LongBench / RULER on the trained policy
+    extra = {"external": dict(external(policy, tokenizer, ctx.device))} if external is not None else {}
     return PreferenceResult(responses=tuple(responses), logp_policy=lp.cpu().numpy().astype(float),
                             logp_ref=lr.cpu().numpy().astype(float), probe_reward=probe,
-                            on_policy_fraction=on_policy_fraction)
+                            on_policy_fraction=on_policy_fraction, extra=extra)
 
 
 def validate_common(config) -> None:

@@ -5,27 +5,40 @@ answers each instruction; a judge compares the answer with the reference output;
 as ½ and the length-controlled win rate is the AlpacaEval 2.0 GLM (tasks/preference/__init__.py).
 
 Data (`data`): "hub" loads the instructions and reference outputs from `tatsu-lab/alpaca_eval` (config
-`alpaca_eval_gpt4_baseline`, split `eval`) and the training pairs from `HuggingFaceH4/ultrafeedback_binarized`
-(`train_prefs`) through `datasets`; a path loads a local JSON file {"eval": [{instruction, output, category?,
-keywords?}], "train": [{prompt, chosen, rejected, keywords?}]} (tests: tests/fixtures/alpacaeval/fixture.json,
-written for this project). Judges (`judge`, and `annotator` for on-policy labels):
+`alpaca_eval_gpt4_baseline`, split `eval`) through `datasets`; a path loads a local JSON file {"eval":
+[{instruction, output, category?, keywords?}], "train": [{prompt, chosen, rejected, keywords?}]} (tests:
+tests/fixtures/alpacaeval/fixture.json, written for this project). Training data (`train_data`), the
+off-policy lists best first that DPO / EPA train on (EPA spec §5):
+* `uf-binarized` (default): `HuggingFaceH4/ultrafeedback_binarized` (`train_prefs`) with data="hub", else the
+  data file's "train" pairs: one chosen, one rejected answer per prompt (one strong negative);
+* `uf-all`: `openbmb/UltraFeedback`, each instruction's 4 completions ranked by GPT-4's `overall_score`, ties
+  broken by the mean fine-grained rating (`fine-grained_score`, else the mean of the annotations' four
+  aspect ratings), prompts without 4 scored completions dropped: up to 3 strong negatives;
+* a local .json / .jsonl file of rows in either schema ({instruction, completions: [{response, overall_score,
+  fine-grained_score, annotations, ...}]} or {prompt, chosen, rejected}); tests:
+  tests/fixtures/alpacaeval/ultrafeedback_all.jsonl, written here in openbmb/UltraFeedback's schema.
+Judges (`judge`, and `annotator` for on-policy labels):
 * `alpaca_eval`: the `alpaca_eval` package's pairwise judge `weighted_alpaca_eval_gpt4_turbo` (needs the
-  package and an OpenAI key in its usual environment variable);
+  package and OPENAI_API_KEY, checked when the task is built; annotations cached under `cache_dir`);
 * `reward_model:<hub id or local dir>`: a local sequence-classification reward model (the toolkit's
   `load_model`); the answer wins when its reward exceeds the reference's;
 * `keywords`: deterministic, for tests: the share of an item's keywords present in the answer.
 The policy `model` is a hub id or local directory (the paper's SFT models), or a tiny shape for tests.
 
 Fidelity: faithful to the AlpacaEval 2.0 metric definitions except the instruction-difficulty term of the
-LC GLM (needs the leaderboard's other models); category labels come from the data file (the SimpleMix
-fork labels categories with an LLM).
+LC GLM (needs the leaderboard's other models): with it fixed, our LC win rate is alpaca_eval's own GLM to 2e-4
+(tests/tasks/preference/test_alpaca_eval_package.py, which also runs the package's judge on a fake OpenAI
+client). UF-all keeps every source (H4's binarized set drops truthful_qa; EPA's filtering is unknown).
+Category labels come from the data file (the SimpleMix fork labels categories with an LLM).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from functools import partial
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +53,7 @@ from tasks.preference import PreferenceProblem
 FIXTURE = str(Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "alpacaeval" / "fixture.json")
 SMALLEST = {"data": FIXTURE, "model": "tiny-gpt2", "judge": "keywords", "annotator": "keywords", "max_new_tokens": 8}
 JUDGES = ("alpaca_eval", "keywords", "reward_model:<id>")
+TRAIN_DATA = ("uf-binarized", "uf-all", "<local .json/.jsonl file>")
 
 
 @dataclass(frozen=True)
@@ -51,7 +65,8 @@ class Config:
     label_temperature: float = 1.0                             # τ: Bradley–Terry on the annotator's rewards
     max_new_tokens: int = 2048                                 # SimpleMix fork: max 2048 new tokens
     eval_limit: int = 0                                        # first n instructions (0: all 805)
-    train_limit: int = 0                                       # first n training pairs (0: all)
+    train_limit: int = 0                                       # first n training prompts (0: all)
+    train_data: str = "uf-binarized"                           # "uf-binarized", "uf-all" (EPA) or a local file
     cache_dir: str = "~/.cache/icml2025-bench/preference"
 
     def __post_init__(self) -> None:
@@ -62,24 +77,93 @@ class Config:
             raise ValueError("annotator must be pointwise (keywords or reward_model:<id>), not alpaca_eval")
         if self.max_new_tokens < 1 or self.eval_limit < 0 or self.train_limit < 0 or not self.label_temperature > 0:
             raise ValueError("need max_new_tokens >= 1, eval_limit >= 0, train_limit >= 0, label_temperature > 0")
+        if self.train_data not in TRAIN_DATA[:2] and not self.train_data.endswith((".json", ".jsonl")):
+            raise ValueError(f"train_data {self.train_data!r} unknown; allowed: {', '.join(TRAIN_DATA)}")
+
+
+def _read_json(name: str, setting: str):
+    path = Path(name).expanduser()
+    if not path.is_file():
+        allowed = "'hub' or a local JSON file" if setting == "data" else ", ".join(TRAIN_DATA)
+        raise ValueError(f"{setting} {name!r}: no such file (allowed: {allowed})")
+    if path.suffix == ".jsonl":
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return json.loads(path.read_text())
+
+
+def _number(value) -> float | None:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None                                            # "N/A" ratings, missing scores
+    return value if np.isfinite(value) else None
+
+
+def fine_grained(completion: dict) -> float:
+    """UltraFeedback's mean fine-grained rating: `fine-grained_score`, else the mean of the aspects' Ratings."""
+    value = _number(completion.get("fine-grained_score"))
+    if value is not None:
+        return value
+    aspects = (completion.get("annotations") or {}).values()
+    ratings = [_number(a.get("Rating")) for aspect in aspects for a in (aspect if isinstance(aspect, list) else [aspect])]
+    ratings = [r for r in ratings if r is not None]
+    return float(np.mean(ratings)) if ratings else -np.inf
+
+
+def rank_ultrafeedback(row: dict, k: int = 4) -> list[str] | None:
+    """An openbmb/UltraFeedback row's k completions best first by (overall_score, fine-grained rating);
+    None unless it has k completions that all have an overall score (ties on both keep the row's order)."""
+    completions = row["completions"]
+    if len(completions) != k or any(_number(c.get("overall_score")) is None for c in completions):
+        return None
+    order = sorted(range(k), key=lambda i: (-_number(completions[i]["overall_score"]), -fine_grained(completions[i])))
+    return [completions[i]["response"] for i in order]
+
+
+def _text(answer) -> str:
+    return answer[-1]["content"] if isinstance(answer, list) else answer   # H4's chat-format messages
+
+
+def train_item(row: dict) -> dict | None:
+    """{prompt, responses (best first), category?, keywords?} from either schema (None: a dropped UF row)."""
+    if "completions" in row:
+        ranked = rank_ultrafeedback(row)
+        prompt = row["instruction"]
+    elif "chosen" in row and "rejected" in row:
+        ranked, prompt = [_text(row["chosen"]), _text(row["rejected"])], row["prompt"]
+    else:
+        raise ValueError("a train_data row needs 'instruction' and 'completions' (openbmb/UltraFeedback) or "
+                         "'prompt', 'chosen', 'rejected' (ultrafeedback_binarized)")
+    if ranked is None:
+        return None
+    return {"prompt": prompt, "responses": ranked, **{k: row[k] for k in ("category", "keywords") if row.get(k)}}
 
 
 def load_items(config: Config) -> tuple[list[dict], list[dict]]:
-    """(eval items, train items) from the hub or a local JSON file."""
+    """(eval items, train items) from the hub or local files; a train item's `responses` are best first."""
+    trains = None
     if config.data != "hub":
-        path = Path(config.data).expanduser()
-        if not path.is_file():
-            raise ValueError(f"data {config.data!r}: no such file (allowed: 'hub' or a local JSON file)")
-        raw = json.loads(path.read_text())
+        raw = _read_json(config.data, "data")
         evals, trains = raw["eval"], raw["train"]
     else:
         import datasets
 
         evals = [dict(r) for r in datasets.load_dataset("tatsu-lab/alpaca_eval", "alpaca_eval_gpt4_baseline", split="eval")]
-        uf = datasets.load_dataset("HuggingFaceH4/ultrafeedback_binarized", split="train_prefs")
-        trains = [{"prompt": r["prompt"], "chosen": r["chosen"][-1]["content"], "rejected": r["rejected"][-1]["content"]}
-                  for r in uf]
-    return evals[: config.eval_limit or None], trains[: config.train_limit or None]
+    if config.train_data == "uf-all":
+        import datasets
+
+        trains = datasets.load_dataset("openbmb/UltraFeedback", split="train")
+    elif config.train_data != "uf-binarized":
+        trains = _read_json(config.train_data, "train_data")
+        trains = trains["train"] if isinstance(trains, dict) else trains
+    elif trains is None:
+        import datasets
+
+        trains = datasets.load_dataset("HuggingFaceH4/ultrafeedback_binarized", split="train_prefs")
+    items = list(islice(filter(None, map(train_item, trains)), config.train_limit or None))
+    if len({len(item["responses"]) for item in items}) > 1:
+        raise ValueError("train_data mixes list lengths (binarized pairs and 4-completion rows): use one schema")
+    return evals[: config.eval_limit or None], items
 
 
 def format_prompt(tokenizer, instruction: str) -> str:
@@ -106,15 +190,38 @@ def reward_model_scores(name: str, device: str, prompts, responses) -> np.ndarra
     return score_texts(model, tokenizer, [p + r for p, r in zip(prompts, responses)], device=device)
 
 
-def alpaca_eval_preferences(instructions: dict, prompts, responses, baseline) -> np.ndarray:
-    """AlpacaEval's own pairwise judge: P(answer ≻ reference) per instruction, in [0, 1]."""
-    from alpaca_eval.annotators import PairwiseAnnotator  # optional dependency: pip install alpaca-eval
+def check_alpaca_eval_judge() -> None:
+    """The `alpaca_eval` judge needs the package and an OpenAI key: say so in one line, before any training."""
+    try:
+        from alpaca_eval import constants
+    except ImportError:
+        raise ValueError("judge alpaca_eval needs the alpaca_eval package: pip install 'icml2025-bench[eval]'") from None
+    if not (os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_API_KEYS")
+            or Path(constants.OPENAI_CLIENT_CONFIG_PATH).is_file()):
+        raise ValueError("judge alpaca_eval calls OpenAI's gpt-4-1106-preview: set OPENAI_API_KEY (or alpaca_eval's "
+                         "OPENAI_CLIENT_CONFIG_PATH), or use judge=keywords or judge=reward_model:<id>")
 
-    annotator = PairwiseAnnotator(annotators_config="weighted_alpaca_eval_gpt4_turbo")
-    rows = annotator.annotate_head2head(
-        outputs_1=[{"instruction": instructions[p], "output": b} for p, b in zip(prompts, baseline)],
-        outputs_2=[{"instruction": instructions[p], "output": r} for p, r in zip(prompts, responses)])
-    return np.array([float(r["preference"]) - 1.0 for r in rows])    # AlpacaEval: 1 = reference, 2 = model
+
+def alpaca_eval_preferences(instructions: dict, prompts, responses, baseline, caching_path: str | None = None) -> np.ndarray:
+    """AlpacaEval's own pairwise judge: P(answer ≻ reference) per instruction, in [0, 1].
+
+    The package's `weighted_alpaca_eval_gpt4_turbo` annotator: the reference is output_1, the answer output_2
+    (the package shuffles the two before prompting and undoes it); its preference is 2 − P("m"), the judge's
+    top-logprob probability of the first-shown identifier renormalised over {"m", "M"}, in [1, 2], and 1.5 for
+    identical outputs (never sent). Annotations are cached in `caching_path` (a JSON file) and reused."""
+    from alpaca_eval.annotators import PairwiseAnnotator  # optional dependency: pip install 'icml2025-bench[eval]'
+
+    annotator = PairwiseAnnotator(annotators_config="weighted_alpaca_eval_gpt4_turbo", caching_path=caching_path)
+    triples = [(instructions[p], b, r) for p, r, b in zip(prompts, responses, baseline, strict=True)]
+    rows = annotator.annotate_head2head(outputs_1=[{"instruction": i, "output": b} for i, b, _ in triples],
+                                        outputs_2=[{"instruction": i, "output": r} for i, _, r in triples],
+                                        is_ordered=True)
+    found = {(r["instruction"], r["output_1"], r["output_2"]): r["preference"] for r in rows}
+    values = [found.get(t) for t in triples]
+    missing = sum(v is None or not np.isfinite(float(v)) for v in values)
+    if missing:
+        raise ValueError(f"alpaca_eval returned no preference for {missing} of {len(values)} answers (API errors?)")
+    return np.array([float(v) - 1.0 for v in values])    # AlpacaEval: 1 = reference, 2 = model
 
 
 def _pointwise(name: str, keywords: dict, device: str):
@@ -140,6 +247,8 @@ def _policy_path(config: Config) -> tuple[str, bool]:
 
 @task(family="preference", config=Config, version=1)
 def build(config: Config, ctx: RunContext) -> PreferenceProblem:
+    if config.judge == "alpaca_eval":
+        check_alpaca_eval_judge()
     evals, trains = load_items(config)
     path, tiny = _policy_path(config)
     tokenizer = load_causal_lm(path)[1] if tiny else AutoTokenizer.from_pretrained(path)
@@ -148,11 +257,12 @@ def build(config: Config, ctx: RunContext) -> PreferenceProblem:
     keywords = {p: e.get("keywords") for p, e in zip(eval_prompts + train_prompts, evals + trains)}
     instructions = {p: e["instruction"] for p, e in zip(eval_prompts, evals)}
     judge = None if config.judge == "alpaca_eval" else _pointwise(config.judge, keywords, ctx.device)
-    pairwise = partial(alpaca_eval_preferences, instructions) if config.judge == "alpaca_eval" else None
+    cache = str(Path(config.cache_dir).expanduser() / "alpaca_eval_annotations.json")
+    pairwise = partial(alpaca_eval_preferences, instructions, caching_path=cache) if config.judge == "alpaca_eval" else None
     return PreferenceProblem(
         sft_path=path, tiny=tiny, train_prompts=tuple(train_prompts),
         train_categories=tuple(t.get("category", "other") for t in trains),
-        off_policy=tuple((t["chosen"], t["rejected"]) for t in trains),
+        off_policy=tuple(tuple(t["responses"]) for t in trains),
         annotate=partial(_rank, _pointwise(config.annotator, keywords, ctx.device), config.label_temperature),
         eval_prompts=tuple(eval_prompts), eval_categories=tuple(e.get("category", "other") for e in evals),
         baseline_responses=tuple(e["output"] for e in evals), probe_prompts=(), probe_responses=(),

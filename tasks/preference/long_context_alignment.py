@@ -9,8 +9,13 @@ preferred answer from the critical chunk and dis-preferred ones from irrelevant 
 position synthesis spreads the short training inputs over the target window `position_window` (the longest
 evaluation context). Evaluation: exact match of the answer on fresh contexts of 4, 12 and 32 chunks
 (categories short / medium / long; `gold_reward_<length>` is the accuracy), win rate against π_SFT's answers.
-The real LongBench / RULER suites are for GPU users through lm-evaluation-harness (`lm_eval --tasks
-longbench,ruler --model hf --model_args pretrained=<trained model dir>`) and are not wired into `score`.
+The real LongBench / RULER suites run through lm-evaluation-harness on the trained policy when
+`lm_eval_tasks` names them (e.g. "longbench", "ruler", "niah_single_1"; "" = off; `lm_eval_include` adds a
+directory of custom task YAMLs, `lm_eval_limit` caps the documents per task, `lm_eval_seq_lengths` sets RULER's
+lengths, `lm_eval_max_length` the context window): the problem's `external_eval` hook
+(tasks/preference/_harness.py) is called by the methods' `evaluate` and `score` reports its results as
+`lm_eval_<task>_<metric>`. Those suites download their data from the hub and are meant for GPU users
+(`pip install -e '.[eval]'`).
 
 Fidelity: reconstructed (a synthetic stand-in for the paper's LongBench setting, spec §6.1).
 """
@@ -29,6 +34,7 @@ from bench.toolkit.causal_lm import cached_dir, load_causal_lm, sample, sequence
 from bench.toolkit.models import TINY_SHAPES, save_model
 from bench.toolkit.tokenizer import train_bpe_tokenizer
 from tasks.preference import PreferenceProblem
+from tasks.preference._harness import HarnessSettings, external_eval, parse_lengths, parse_tasks, task_manager
 from tasks.preference._long_context import (FILLER, KEYS, KINDS, LENGTHS, VALUES, distractor_answers, exact_match,
                                             make_example, prompt_text)
 
@@ -48,6 +54,12 @@ class Config:
     sft_lr: float = 3e-3
     world_seed: int = 0
     cache_dir: str = "~/.cache/icml2025-bench/preference"
+    lm_eval_tasks: str = ""         # comma-separated lm_eval tasks run on the trained policy ("" = off)
+    lm_eval_include: str = ""       # directory of custom lm_eval task YAMLs (TaskManager include_path)
+    lm_eval_limit: int = 0          # documents per lm_eval task (0: all)
+    lm_eval_max_length: int = 0     # context window the harness gives the model (0: its config's)
+    lm_eval_batch_size: int = 8
+    lm_eval_seq_lengths: str = ""   # RULER's max_seq_lengths, e.g. "4096,8192" ("" = lm_eval's default)
 
     def __post_init__(self) -> None:
         if min(self.train_per_kind, self.eval_per_kind, self.m_rejected, self.sft_examples) < 1 or self.sft_steps < 0:
@@ -55,6 +67,10 @@ class Config:
         if self.position_window < 64 or not 0 <= self.teacher_accuracy <= 1:
             raise ValueError(f"need position_window >= 64 and 0 <= teacher_accuracy <= 1; got "
                              f"{self.position_window}, {self.teacher_accuracy}")
+        if min(self.lm_eval_limit, self.lm_eval_max_length) < 0 or self.lm_eval_batch_size < 1:
+            raise ValueError(f"need lm_eval_limit >= 0, lm_eval_max_length >= 0, lm_eval_batch_size >= 1; got "
+                             f"{self.lm_eval_limit}, {self.lm_eval_max_length}, {self.lm_eval_batch_size}")
+        parse_lengths(self.lm_eval_seq_lengths)
 
 
 def _examples(per_kind: int, n_chunks: int, rng):
@@ -90,6 +106,18 @@ def sft_policy(config: Config) -> tuple[str, bool]:
     return str(cached_dir(config.cache_dir, settings, partial(_train_sft, config))), True
 
 
+def harness(config: Config) -> dict:
+    """{"external_eval": hook} when lm_eval tasks are asked for (names checked now, before any training), else {}."""
+    tasks = parse_tasks(config.lm_eval_tasks)
+    if not tasks:
+        return {}
+    settings = HarnessSettings(tasks=tasks, include=config.lm_eval_include, limit=config.lm_eval_limit,
+                               max_length=config.lm_eval_max_length, batch_size=config.lm_eval_batch_size,
+                               seq_lengths=parse_lengths(config.lm_eval_seq_lengths))
+    task_manager(settings)
+    return {"external_eval": external_eval(settings)}
+
+
 def _rank(answer_of: dict, temperature: float, prompt: str, responses, rng) -> np.ndarray:
     scores = exact_match(answer_of, [prompt] * len(responses), list(responses)) / temperature
     return np.argsort(-(scores + rng.gumbel(size=len(scores))), kind="stable")
@@ -97,6 +125,7 @@ def _rank(answer_of: dict, temperature: float, prompt: str, responses, rng) -> n
 
 @task(family="preference", config=Config, version=1)
 def build(config: Config, ctx: RunContext) -> PreferenceProblem:
+    hooks = harness(config)
     path, tiny = sft_policy(config)
     rng = ctx.rng
     train = _examples(config.train_per_kind, LENGTHS["short"], rng)
@@ -114,4 +143,4 @@ def build(config: Config, ctx: RunContext) -> PreferenceProblem:
         off_policy=tuple(off), annotate=partial(_rank, answer_of, 0.1), eval_prompts=tuple(eval_prompts),
         eval_categories=tuple(name for name, *_ in evals), baseline_responses=tuple(baseline), probe_prompts=(),
         probe_responses=(), judge=partial(exact_match, answer_of), label_temperature=0.1, max_new_tokens=3,
-        categories=tuple(LENGTHS), position_window=config.position_window)
+        categories=tuple(LENGTHS), position_window=config.position_window, **hooks)

@@ -1,5 +1,7 @@
 """The AlpacaEval task on the project's fixture: data plumbing, the deterministic judge, win rates by hand."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -47,3 +49,63 @@ def test_bad_judge_and_missing_file_are_clear_errors(tmp_path):
         alpacaeval.Config(judge="gpt5")
     with pytest.raises(ValueError, match="no such file"):
         alpacaeval.load_items(alpacaeval.Config(data=str(tmp_path / "none.json")))
+
+
+UF_ALL = str(Path(alpacaeval.FIXTURE).with_name("ultrafeedback_all.jsonl"))
+
+
+def test_uf_all_rows_are_ranked_by_overall_score_then_the_fine_grained_rating():
+    """The fixture is openbmb/UltraFeedback's schema; its rankings by hand (the 3-completion row is dropped)."""
+    _, trains = alpacaeval.load_items(alpacaeval.Config(**{**alpacaeval.SMALLEST, "train_data": UF_ALL}))
+    assert [t["prompt"] for t in trains] == ["What is 6 times 7?", "Name a primary colour.",
+                                             "Translate 'chat' from French.", "Give a synonym of fast.",
+                                             "What is the capital of Italy?"]
+    # overall 9 > 7.5 > 3 > 2
+    assert trains[0]["responses"] == ["6 times 7 is 42.", "It is 42.", "It is 36.", "Maybe 48."]
+    # (overall, fine-grained) 8/4.5 > 8/4 > 5/3.25 > 5/3
+    assert trains[1]["responses"] == ["Red, yellow and blue.", "Red is a primary colour.", "Blue.", "Green."]
+    # fine-grained_score null: the tie at 6 goes to the mean Rating, 4 ("N/A" left out) > 3
+    assert trains[2]["responses"] == ["'Chat' means cat.", "Cat.", "Hat.", "Dog."]
+    assert trains[3]["responses"] == ["Rapid, or quick.", "Quick.", "Speedy.", "Slow."]
+    assert alpacaeval.load_items(alpacaeval.Config(**{**alpacaeval.SMALLEST, "train_data": UF_ALL, "train_limit": 2}))[1] == trains[:2]
+
+
+def test_uf_all_gives_epa_three_strong_negatives_and_binarized_pairs_one():
+    from methods.preference import epa
+
+    ctx = RunContext(seed=0).for_task()
+    uf_all = alpacaeval.build(alpacaeval.Config(**{**alpacaeval.SMALLEST, "train_data": UF_ALL}), ctx)
+    assert len(uf_all.train_prompts) == 5 and all(len(o) == 4 for o in uf_all.off_policy)
+    assert uf_all.train_prompts[0] == "What is 6 times 7?\n" and uf_all.off_policy[1][0] == "Red, yellow and blue."
+    assert epa.skip(uf_all, epa.Config(strong_negatives=3)) is None
+    binarized = alpacaeval.build(alpacaeval.Config(**alpacaeval.SMALLEST), ctx)
+    assert epa.skip(binarized, epa.Config(strong_negatives=3)) == "epa needs 3 strong negatives, the task has 1"
+
+
+def test_bench_runs_epa_with_three_strong_negatives_on_uf_all_and_skips_it_on_binarized(tmp_path):
+    from bench.store import Store
+    from tests.leaderboard.paper_cli import bench
+
+    task = [f"task.{k}={v}" for k, v in alpacaeval.SMALLEST.items()]
+    flags = [x for s in task + ["strong_negatives=3", "batch_size=4", "weak_negatives=2"] for x in ("--set", s)]
+    done = bench("run", "--method", "epa", "--task", "alpacaeval", *flags, "--set", f"task.train_data={UF_ALL}",
+                 db=tmp_path / "b.db", timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    skipped = bench("run", "--method", "epa", "--task", "alpacaeval", *flags, db=tmp_path / "b.db", timeout=600)
+    assert skipped.returncode == 0, skipped.stderr[-2000:]
+    runs = {r.task_config.get("train_data"): r for r in Store.open(f"sqlite:///{tmp_path / 'b.db'}").runs(method="epa")}
+    assert runs[UF_ALL].status == "done" and runs["uf-binarized"].status == "skipped"
+    assert runs["uf-binarized"].error == "epa needs 3 strong negatives, the task has 1"
+    metrics = Store.open(f"sqlite:///{tmp_path / 'b.db'}").metrics([runs[UF_ALL].run_key])[runs[UF_ALL].run_key]
+    assert 0 <= metrics["win_rate"] <= 1 and metrics["kl_to_reference"] != 0.0     # trained away from π_ref
+
+
+def test_bad_train_data_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="train_data 'uf' unknown; allowed: uf-binarized, uf-all, <local .json/.jsonl file>"):
+        alpacaeval.Config(train_data="uf")
+    with pytest.raises(ValueError, match="train_data '.*none.jsonl': no such file"):
+        alpacaeval.load_items(alpacaeval.Config(**{**alpacaeval.SMALLEST, "train_data": str(tmp_path / "none.jsonl")}))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question": "x"}\n')
+    with pytest.raises(ValueError, match="a train_data row needs 'instruction' and 'completions'"):
+        alpacaeval.load_items(alpacaeval.Config(**{**alpacaeval.SMALLEST, "train_data": str(bad)}))
