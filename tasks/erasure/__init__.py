@@ -25,6 +25,7 @@ preserved concept (`CLIPJudge`, transformers' CLIPModel).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -134,8 +135,11 @@ class CLIPJudge:
 
     def __init__(self, name: str, classes: tuple[str, ...], device: str = "cpu"):
         from transformers import CLIPModel, CLIPProcessor
-        self.model = CLIPModel.from_pretrained(name).to(device).eval().requires_grad_(False)
-        self.processor = CLIPProcessor.from_pretrained(name)
+
+        from bench.toolkit.models import from_pretrained
+        model, _ = from_pretrained(CLIPModel, name, "CLIP judge", with_tokenizer=False)
+        self.model = model.to(device).eval().requires_grad_(False)
+        self.processor = CLIPProcessor.from_pretrained(name, local_files_only=Path(name).expanduser().is_dir())
         self.device, self.classes = device, classes
         self.prompts = [f"a photo of {c}" for c in classes]
         text = self.processor(text=self.prompts, return_tensors="pt", padding=True).to(device)

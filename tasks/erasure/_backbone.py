@@ -94,8 +94,10 @@ class TinyBackbone:
 def load_pipeline(name: str, device: str):
     """FluxPipeline.from_pretrained (hub id or save_pretrained directory): bfloat16 on CUDA, float32 on the CPU."""
     from diffusers import FluxPipeline
+
+    from bench.toolkit.models import from_pretrained
     dtype = torch.bfloat16 if torch.device(device).type == "cuda" else torch.float32
-    pipe = FluxPipeline.from_pretrained(name, dtype=dtype)
+    pipe, _ = from_pretrained(FluxPipeline, name, "FLUX pipeline", with_tokenizer=False, dtype=dtype)
     pipe.set_progress_bar_config(disable=True)
     for part in (pipe.transformer, pipe.text_encoder, pipe.text_encoder_2, pipe.vae):
         part.requires_grad_(False).eval()

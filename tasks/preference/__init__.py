@@ -22,6 +22,7 @@ reference (`PreferenceResult`). `score` (the only judge) never sees a model:
   the per-prompt Pearson correlation, averaged, and ε̂ = mean_x min_c mean_y (r_θ − r*/τ − c)².
 * `lm_eval_<task>_<metric>`: lm-evaluation-harness scores of the trained policy (long_context_alignment's
   `lm_eval_tasks`, tasks/preference/_harness.py); stored and shown, not usable in claims until named in METRICS.
+  `longbench_average` and `longbench_<category>` (named) are LOGO's Table 1 metric from those scores.
 * `on_policy_fraction`: the realised share of on-policy pairs in the training data (SimpleMix's mixing).
 
 The tabular bandit world (preference_bandit, EPA spec §7.1; `BanditPreferenceProblem`): a method returns its
@@ -44,6 +45,7 @@ from typing import Callable
 import numpy as np
 
 from bench.spec import Metric
+from tasks.preference._harness import LONGBENCH_CATEGORIES
 from tasks.preference._long_context import LENGTHS
 from tasks.preference._world import CATEGORIES
 
@@ -89,6 +91,9 @@ METRICS = {
     "reward_pearson": Metric(True, "", False, "per-prompt Pearson of the implicit reward and the true reward, averaged"),
     "slope1_error": Metric(False, "", False, "ε̂ = mean_x min_c mean_y (r_θ − r*/τ − c)², slope-1 linearity error"),
     "on_policy_fraction": Metric(True, "", False, "realised share of on-policy pairs in the training data"),
+    "longbench_average": Metric(True, "", False, "LongBench (English, code excluded) mean of the five category scores × 100 (LOGO Table 1)"),
+    **{f"longbench_{c}": Metric(True, "", False, f"LongBench {c.replace('_', ' ')}: mean task score × 100")
+       for c in LONGBENCH_CATEGORIES},
     "reward_pearson_seen": Metric(True, "", False, "reward_pearson over the responses of each prompt's annotated lists"),
     "slope1_error_seen": Metric(False, "", False, "slope1_error over the responses of each prompt's annotated lists"),
     "true_value": Metric(True, "", False, "exact J = E_x E_{y~πθ} r*(x, y) (bandit world)"),

@@ -16,7 +16,11 @@ RULER builds its haystacks with a tokenizer named in the task metadata and at th
 `lm_eval_seq_lengths` gives the lengths. LongBench and RULER fetch their data from the hub and need lm_eval's
 `longbench` / `ruler` extras (`pip install -e '.[eval]'`); custom YAMLs in `lm_eval_include` work offline
 (tests/fixtures/lm_eval/long_context_kv.yaml: long_context_alignment's contexts as a multiple-choice task).
-lm_eval seeds Python's, NumPy's and torch's global generators itself; they are restored afterwards so the
+LOGO's metric (spec logo.md §4–5, Table 1): LongBench's English tasks in five categories (code excluded); each
+category is the mean of its tasks' scores × 100 and the average is the mean of the five categories
+(LOGO-80K: 44.0, 41.2, 28.1, 68.6, 53.0 -> 47.0). `lm_eval_tasks=longbench-english` asks for exactly those 14
+tasks, and `longbench_scores` adds `longbench_<category>` and `longbench_average` whenever all of a category's
+tasks were run. lm_eval seeds Python's, NumPy's and torch's global generators itself; they are restored afterwards so the
 run's own streams are untouched.
 """
 
@@ -32,6 +36,14 @@ import numpy as np
 import torch
 
 LIST_HINT = "list them with `lm-eval ls tasks` (add --include_path DIR for custom YAMLs)"
+LONGBENCH_CATEGORIES = {  # LongBench's English tasks by category, as LOGO's Table 1 groups them (code excluded)
+    "single_doc_qa": ("narrativeqa", "qasper", "multifieldqa_en"),
+    "multi_doc_qa": ("hotpotqa", "2wikimqa", "musique"),
+    "summarization": ("gov_report", "qmsum", "multi_news"),
+    "few_shot": ("trec", "triviaqa", "samsum"),
+    "synthetic": ("passage_count", "passage_retrieval_en"),
+}
+LONGBENCH_ENGLISH = "longbench-english"  # not an lm_eval name: expands to the 14 tasks above
 
 
 @dataclass(frozen=True)
@@ -45,8 +57,14 @@ class HarnessSettings:
 
 
 def parse_tasks(text: str) -> tuple[str, ...]:
-    """'longbench, ruler' -> ('longbench', 'ruler'); '' -> ()."""
-    return tuple(t.strip() for t in text.split(",") if t.strip())
+    """'longbench, ruler' -> ('longbench', 'ruler'); '' -> (); 'longbench-english' -> LOGO's 14 LongBench tasks."""
+    names = []
+    for name in (t.strip() for t in text.split(",")):
+        if name == LONGBENCH_ENGLISH:
+            names += [f"longbench_{task}" for tasks in LONGBENCH_CATEGORIES.values() for task in tasks]
+        elif name:
+            names.append(name)
+    return tuple(dict.fromkeys(names))
 
 
 def parse_lengths(text: str) -> tuple[int, ...]:
@@ -103,6 +121,19 @@ def flatten(results: dict) -> dict[str, float]:
     return out
 
 
+def longbench_scores(flat: dict[str, float]) -> dict[str, float]:
+    """`longbench_<category>` (mean task score × 100) for every category whose tasks all ran, and
+    `longbench_average` (mean of the five categories) when all five did."""
+    out = {}
+    for category, tasks in LONGBENCH_CATEGORIES.items():
+        values = [flat.get(f"lm_eval_longbench_{task}_score") for task in tasks]
+        if all(v is not None for v in values):
+            out[f"longbench_{category}"] = 100.0 * float(np.mean(values))
+    if len(out) == len(LONGBENCH_CATEGORIES):
+        out["longbench_average"] = float(np.mean(list(out.values())))
+    return out
+
+
 def run(model, tokenizer, settings: HarnessSettings, log_samples: bool = False) -> dict:
     """lm_eval.simple_evaluate on the in-memory `model` (a transformers causal LM); lm_eval's raw results."""
     import lm_eval
@@ -136,7 +167,8 @@ def external_eval(settings: HarnessSettings):
         was_training = model.training
         model.eval()
         try:
-            return flatten(run(model.to(device), tokenizer, settings))
+            flat = flatten(run(model.to(device), tokenizer, settings))
+            return {**flat, **longbench_scores(flat)}
         finally:
             model.train(was_training)
 

@@ -14,7 +14,8 @@ from bench.toolkit.causal_lm import load_causal_lm, sequence_logprobs
 from bench.toolkit.tokenizer import train_bpe_tokenizer
 from methods.preference._common import evaluate
 from tasks.preference import PreferenceProblem, alpacaeval, long_context_alignment, score
-from tasks.preference._harness import HarnessSettings, external_eval, flatten, parse_tasks, run, task_manager
+from tasks.preference._harness import (LONGBENCH_CATEGORIES, HarnessSettings, external_eval, flatten, longbench_scores,
+                                       parse_tasks, run, task_manager)
 from tasks.preference._long_context import FILLER, KEYS, KINDS, VALUES, make_example, prompt_text
 
 pytest.importorskip("lm_eval")
@@ -80,6 +81,24 @@ def test_flattened_names_drop_stderr_and_keep_filters():
                                      "sample_len": 7}}}
     assert flatten(results) == {"lm_eval_ruler_4096": 0.5, "lm_eval_gsm8k_exact_match_strict_match": 0.25}
     assert parse_tasks(" longbench, ruler ,") == ("longbench", "ruler") and parse_tasks("") == ()
+
+
+def test_longbench_english_is_logos_fourteen_tasks_and_its_average_is_table_1s():
+    tasks = parse_tasks("longbench-english, ruler")
+    assert len(tasks) == 15 and tasks[-1] == "ruler" and "longbench_multifieldqa_zh" not in tasks
+    assert task_manager(HarnessSettings(tasks=tasks[:-1])) is not None          # every name is a real lm_eval task
+    # LOGO-80K's Table 1 row: categories 44.0, 41.2, 28.1, 68.6, 53.0 -> average 46.98 (printed 47.0); task scores
+    # spread around each category mean so that only the per-category mean of the tasks gives the row back
+    row = dict(zip(LONGBENCH_CATEGORIES, (44.0, 41.2, 28.1, 68.6, 53.0)))
+    flat = {}
+    for category, names in LONGBENCH_CATEGORIES.items():
+        offsets = np.linspace(-5, 5, len(names))
+        flat.update({f"lm_eval_longbench_{n}_score": (row[category] + o) / 100 for n, o in zip(names, offsets)})
+    scores = longbench_scores(flat)
+    assert scores["longbench_average"] == pytest.approx(46.98, abs=1e-9)
+    assert all(scores[f"longbench_{c}"] == pytest.approx(v, abs=1e-9) for c, v in row.items())
+    del flat["lm_eval_longbench_samsum_score"]                                      # a category incomplete: no average
+    assert set(longbench_scores(flat)) == {f"longbench_{c}" for c in row if c != "few_shot"}
 
 
 def test_unknown_task_is_a_one_line_error_naming_how_to_list_tasks():
