@@ -130,6 +130,18 @@ class Family:
         return self.module.METRICS
 
     @property
+    def metric_prefixes(self) -> dict:
+        """Metrics declared by name prefix (`METRIC_PREFIXES`), for families whose scores come from an
+        external suite whose names are only known at run time (lm-evaluation-harness tasks)."""
+        return getattr(self.module, "METRIC_PREFIXES", {})
+
+    def metric(self, name: str):
+        """The declared Metric of `name` (exact, else by prefix), or None when the family does not declare it."""
+        if name in self.metrics:
+            return self.metrics[name]
+        return next((m for prefix, m in self.metric_prefixes.items() if name.startswith(prefix)), None)
+
+    @property
     def primary_metric(self) -> str:
         return next(name for name, m in self.metrics.items() if m.primary)
 

@@ -152,8 +152,9 @@ def _validate(claim: Claim, registry: Registry, path) -> None:
         if reason:
             raise BenchError(f"{path}: claim {claim.id!r}: {reason}")
         for metric in filter(None, (claim.metric, claim.x_metric)):
-            if metric not in family.metrics:
-                raise BenchError(f"{path}: claim {claim.id!r}: unknown metric {metric!r}; allowed: {', '.join(family.metrics)}")
+            if family.metric(metric) is None:
+                allowed = [*family.metrics, *(f"{prefix}*" for prefix in family.metric_prefixes)]
+                raise BenchError(f"{path}: claim {claim.id!r}: unknown metric {metric!r}; allowed: {', '.join(allowed)}")
         group_cells(group, registry, 1)  # type-checks the configs
 
 

@@ -21,7 +21,8 @@ reference (`PreferenceResult`). `score` (the only judge) never sees a model:
   fixed probe set of K responses per prompt is to slope-1 linearity in the BT-scale true reward r*/τ:
   the per-prompt Pearson correlation, averaged, and ε̂ = mean_x min_c mean_y (r_θ − r*/τ − c)².
 * `lm_eval_<task>_<metric>`: lm-evaluation-harness scores of the trained policy (long_context_alignment's
-  `lm_eval_tasks`, tasks/preference/_harness.py); stored and shown, not usable in claims until named in METRICS.
+  `lm_eval_tasks`, tasks/preference/_harness.py), declared by prefix (METRIC_PREFIXES) since the names depend on
+  the suites asked for; most are higher-better (accuracy, F1, exact match, RULER), perplexities are not.
   `longbench_average` and `longbench_<category>` (named) are LOGO's Table 1 metric from those scores.
 * `on_policy_fraction`: the realised share of on-policy pairs in the training data (SimpleMix's mixing).
 
@@ -131,6 +132,11 @@ class BanditPreferenceResult:
     beta: float                   # β of its implicit reward r_θ = β(log πθ − log π_ref)
     train_loss: float             # the training objective on all the data at the end
     trace: tuple = ()             # ((step, (P, V) log πθ), ...) over training, step 0 first (the KL–reward trace)
+
+
+METRIC_PREFIXES = {
+    "lm_eval_": Metric(True, "", False, "lm-evaluation-harness score of the trained policy, lm_eval_<task>_<metric>"),
+}
 
 
 def sigmoid(x):

@@ -23,6 +23,16 @@ def test_every_builtin_module_is_discovered_and_loads(registry):
         assert sum(m.primary for m in family.metrics.values()) == 1
 
 
+def test_family_metrics_are_declared_by_name_or_by_prefix(registry):
+    preference = registry.family("preference")
+    assert preference.metric("win_rate") is preference.metrics["win_rate"]
+    prefixed = preference.metric("lm_eval_ruler_4096")          # a suite's score, named only at run time
+    assert prefixed is preference.metric_prefixes["lm_eval_"] and prefixed.higher_is_better
+    assert preference.metric("ruler_4096") is None and preference.metric("lm_eval") is None
+    performative = registry.family("performative")
+    assert performative.metric_prefixes == {} and performative.metric("lm_eval_x") is None
+
+
 def test_unknown_name_suggests_the_closest(registry):
     with pytest.raises(BenchError, match=r"unknown method 'dicesdg'; did you mean dicesgd") as info:
         registry.method("dicesdg")

@@ -156,3 +156,7 @@ def test_the_task_reports_lm_eval_scores_of_the_trained_policy(at_root):
     scores = score(problem, result)
     assert scores["lm_eval_long_context_kv_acc"] == pytest.approx(own[0], abs=1e-12)
     assert "win_rate" in scores and isinstance(external_eval(KV), Callable)
+    from bench.registry import Registry
+
+    family = Registry.discover(plugins=False).family("preference")
+    assert all(family.metric(name) is not None for name in scores)    # every stored name is declared
