@@ -23,9 +23,11 @@ def verdicts(stdout: str, claim_ids) -> dict[str, str]:
     return found
 
 
-def cpu_scale_verdicts(slug: str, tmp_path, seeds: int | None = None) -> dict[str, str]:
-    """{claim id: verdict} after running, in a fresh store, every cell of the paper's claims that are not
-    paper-scale (those need GPUs and hub models and stay "not run")."""
+def cpu_scale_verdicts(slug: str, tmp_path, seeds: int | None = None, *, claims=None, runs: int | None = None,
+                       judge_all: bool = False) -> dict[str, str]:
+    """{claim id: verdict} after running, in a fresh store, every cell of the paper's claims that `claims` selects
+    (default: those not paper-scale, which need GPUs and hub models and stay "not run"). `runs`: how many runs those
+    cells must make (checked when given); `judge_all`: judge every claim of the paper, not only the selected ones."""
     from bench.registry import Registry
     from bench.store import Store
     from leaderboard.claims import evaluate_paper, group_cells, load_paper
@@ -33,10 +35,11 @@ def cpu_scale_verdicts(slug: str, tmp_path, seeds: int | None = None) -> dict[st
 
     registry = Registry.discover()
     paper = load_paper(registry, slug)
-    claims = [c for c in paper.claims if c.scale != "paper-scale"]
-    cells = {cell for claim in claims for g in claim.groups for cell in group_cells(g, registry, seeds or claim.seeds)}
+    chosen = [c for c in paper.claims if (claims or (lambda c: c.scale != "paper-scale"))(c)]
+    cells = {cell for claim in chosen for g in claim.groups for cell in group_cells(g, registry, seeds or claim.seeds)}
     store = Store.open(f"sqlite:///{tmp_path}/verdicts.db")
     summary = run_cells(sorted(cells, key=lambda c: c.run_key), store, registry)
     assert set(summary.counts) == {"done"}, summary.counts
-    cpu_ids = {c.id for c in claims}
-    return {v.claim.id: v.verdict for v in evaluate_paper(paper, store, registry, seeds=seeds) if v.claim.id in cpu_ids}
+    assert runs is None or summary.counts["done"] == runs, (summary.counts, runs)
+    ids = {c.id for c in (paper.claims if judge_all else chosen)}
+    return {v.claim.id: v.verdict for v in evaluate_paper(paper, store, registry, seeds=seeds) if v.claim.id in ids}

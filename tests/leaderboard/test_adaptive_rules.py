@@ -4,9 +4,8 @@ import pytest
 
 from bench.registry import Registry
 from bench.store import Store
-from leaderboard.claims import evaluate_paper, load_paper, paper_cells
-from runners.local import run_cells
-from tests.leaderboard.paper_cli import bench
+from leaderboard.claims import load_paper
+from tests.leaderboard.paper_cli import bench, cpu_scale_verdicts
 
 PAPER = "adaptive-rules"
 
@@ -42,23 +41,13 @@ def test_claims_file_is_valid():
     assert all(g.task == "rewardbench" and not g.task_config for g in safety.groups)  # the hub's filtered split
 
 
-def _verdicts(tmp_path, seeds=None):
-    registry, paper = _paper()
-    ours = [c for c in paper.claims if c.id in RULE_WORLD_CLAIMS]
-    paper = type(paper)(**{**paper.__dict__, "claims": ours})
-    store = Store.open(f"sqlite:///{tmp_path}/b.db")
-    summary = run_cells(paper_cells(paper, registry, seeds=seeds), store, registry)
-    assert set(summary.counts) == {"done"}
-    return {v.claim.id: v.verdict for v in evaluate_paper(paper, store, registry, seeds=seeds)}
-
-
 def test_reproduce_gives_expected_verdicts(tmp_path):
-    assert _verdicts(tmp_path, seeds=2) == EXPECTED
+    assert cpu_scale_verdicts(PAPER, tmp_path, seeds=2) == EXPECTED  # rule_world; the safety claim is paper-scale
 
 
 @pytest.mark.slow
 def test_reproduce_at_the_claims_seed_count(tmp_path):
-    assert _verdicts(tmp_path) == EXPECTED
+    assert cpu_scale_verdicts(PAPER, tmp_path) == EXPECTED
 
 
 def test_bench_run_stores_the_adaptive_rules_metrics(tmp_path):

@@ -1,9 +1,8 @@
 """cmdp-bobw claims: the file validates, and its cells run for real and give the expected verdicts."""
 
 from bench.registry import Registry
-from bench.store import Store
-from leaderboard.claims import evaluate_paper, load_paper, paper_cells
-from runners.local import run_cells
+from leaderboard.claims import load_paper, paper_cells
+from tests.leaderboard.paper_cli import cpu_scale_verdicts
 
 PAPER = "cmdp-bobw"
 
@@ -30,10 +29,4 @@ def test_claims_file_is_valid():
 
 
 def test_reproduce_gives_expected_verdicts(tmp_path):
-    registry = Registry.discover()
-    paper = load_paper(registry, PAPER)
-    store = Store.open(f"sqlite:///{tmp_path}/b.db")
-    summary = run_cells(paper_cells(paper, registry, seeds=2), store, registry)
-    assert summary.counts["done"] == 3 * 2  # 3 distinct cells x 2 seeds
-    verdicts = {v.claim.id: v.verdict for v in evaluate_paper(paper, store, registry, seeds=2)}
-    assert verdicts == EXPECTED
+    assert cpu_scale_verdicts(PAPER, tmp_path, seeds=2, runs=3 * 2) == EXPECTED  # 3 distinct cells x 2 seeds

@@ -4,9 +4,8 @@ import pytest
 
 from bench.registry import Registry
 from bench.store import Store
-from leaderboard.claims import evaluate_paper, group_cells, load_paper
-from runners.local import run_cells
-from tests.leaderboard.paper_cli import bench
+from leaderboard.claims import load_paper
+from tests.leaderboard.paper_cli import bench, cpu_scale_verdicts
 
 PAPER = "core-urban"
 
@@ -35,25 +34,14 @@ def test_claims_file_is_valid():
     assert len(real) == 4 and all(g.task_config.get("data_dir") for c in real for g in c.groups)
 
 
-def _verdicts(seeds, tmp_path):
-    """Runs only the CPU cells (the paper-scale ones need the released data) and judges every claim."""
-    registry = Registry.discover()
-    paper = load_paper(registry, PAPER)
-    cells = {cell for claim in paper.claims if claim.scale != "paper-scale" for g in claim.groups
-             for cell in group_cells(g, registry, seeds or claim.seeds)}
-    store = Store.open(f"sqlite:///{tmp_path}/b.db")
-    summary = run_cells(sorted(cells, key=lambda c: c.run_key), store, registry)
-    assert set(summary.counts) == {"done"}
-    return {v.claim.id: v.verdict for v in evaluate_paper(paper, store, registry, seeds=seeds)}
-
-
+# Runs only the CPU cells (the paper-scale ones need the released data) and judges every claim.
 def test_reproduce_gives_expected_verdicts(tmp_path):
-    assert _verdicts(2, tmp_path) == EXPECTED
+    assert cpu_scale_verdicts(PAPER, tmp_path, seeds=2, judge_all=True) == EXPECTED
 
 
 @pytest.mark.slow
 def test_reproduce_at_the_claims_seed_count(tmp_path):
-    assert _verdicts(None, tmp_path) == {**EXPECTED}
+    assert cpu_scale_verdicts(PAPER, tmp_path, judge_all=True) == EXPECTED
 
 
 def test_bench_run_stores_core_metrics(tmp_path):

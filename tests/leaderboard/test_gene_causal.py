@@ -1,13 +1,10 @@
 """gene-causal claims: the file validates against the registry; its cheap CPU-scale claims run for real."""
 
-import dataclasses
-
 import pytest
 
 from bench.registry import Registry
-from bench.store import Store
-from leaderboard.claims import evaluate_paper, load_paper, paper_cells
-from runners.local import run_cells
+from leaderboard.claims import load_paper
+from tests.leaderboard.paper_cli import cpu_scale_verdicts
 
 PAPER = "gene-causal"
 METHODS = {"gene", "gene_forward", "gene_no_it", "notears_mlp", "cam", "pc", "ges", "direct_lingam",
@@ -41,11 +38,4 @@ FAST = {"table1-sachs-pc-anm-f1": "not reproduced", "table1-sachs-pc-anm-shd": "
 
 @pytest.mark.slow
 def test_fast_sachs_claims_give_the_measured_verdicts(tmp_path):
-    registry = Registry.discover()
-    paper = load_paper(registry, PAPER)
-    fast = dataclasses.replace(paper, claims=[c for c in paper.claims if c.id in FAST])
-    store = Store.open(f"sqlite:///{tmp_path}/b.db")
-    summary = run_cells(paper_cells(fast, registry), store, registry)
-    assert summary.counts["done"] == 3
-    verdicts = {v.claim.id: v.verdict for v in evaluate_paper(fast, store, registry)}
-    assert verdicts == FAST
+    assert cpu_scale_verdicts(PAPER, tmp_path, claims=lambda c: c.id in FAST, runs=3) == FAST

@@ -4,9 +4,8 @@ import pytest
 
 from bench.registry import Registry
 from bench.store import Store
-from leaderboard.claims import evaluate_paper, group_cells, load_paper
-from runners.local import run_cells
-from tests.leaderboard.paper_cli import bench
+from leaderboard.claims import group_cells, load_paper
+from tests.leaderboard.paper_cli import bench, cpu_scale_verdicts
 
 PAPER = "hetero-vocab-sd"
 
@@ -54,12 +53,7 @@ def test_claims_file_is_valid():
 
 @pytest.mark.slow
 def test_reproduce_gives_expected_verdicts(tmp_path):
-    registry = Registry.discover()
-    paper = load_paper(registry, PAPER)
-    store = Store.open(f"sqlite:///{tmp_path}/b.db")
-    summary = run_cells(_cpu_cells(paper, registry, None), store, registry)
-    assert set(summary.counts) == {"done"}
-    assert {v.claim.id: v.verdict for v in evaluate_paper(paper, store, registry)} == EXPECTED
+    assert cpu_scale_verdicts(PAPER, tmp_path, judge_all=True) == EXPECTED
 
 
 def test_bench_run_stores_the_slem_metrics(tmp_path):

@@ -4,9 +4,8 @@ import pytest
 
 from bench.registry import Registry
 from bench.store import Store
-from leaderboard.claims import evaluate_paper, group_cells, load_paper
-from runners.local import run_cells
-from tests.leaderboard.paper_cli import bench
+from leaderboard.claims import load_paper
+from tests.leaderboard.paper_cli import bench, cpu_scale_verdicts
 
 PAPER = "label-smoothing-calibration"
 
@@ -34,14 +33,7 @@ def test_claims_file_is_valid():
 
 @pytest.mark.slow
 def test_reproduce_gives_expected_verdicts(tmp_path):
-    registry = Registry.discover()
-    paper = load_paper(registry, PAPER)
-    store = Store.open(f"sqlite:///{tmp_path}/b.db")
-    cells = [c for claim in paper.claims if claim.scale != "paper-scale"
-             for g in claim.groups for c in group_cells(g, registry, claim.seeds)]
-    summary = run_cells(list(dict.fromkeys(cells)), store, registry)
-    assert set(summary.counts) == {"done"}
-    assert {v.claim.id: v.verdict for v in evaluate_paper(paper, store, registry)} == EXPECTED
+    assert cpu_scale_verdicts(PAPER, tmp_path, judge_all=True) == EXPECTED
 
 
 SMALL_WORLD = ("task.entities=8", "task.per_entity=40", "task.vocab_size=64", "task.hidden_size=16",

@@ -4,9 +4,8 @@ import pytest
 
 from bench.registry import Registry
 from bench.store import Store
-from leaderboard.claims import evaluate_paper, load_paper, paper_cells
-from runners.local import run_cells
-from tests.leaderboard.paper_cli import bench
+from leaderboard.claims import load_paper
+from tests.leaderboard.paper_cli import bench, cpu_scale_verdicts
 
 PAPER = "long-short-alignment"
 
@@ -47,14 +46,8 @@ def test_claims_file_is_valid():
 
 @pytest.mark.slow
 def test_reproduce_gives_expected_verdicts_at_one_seed(tmp_path):
-    registry, paper = _paper()
-    ours = type(paper)(**{**paper.__dict__, "claims": [c for c in paper.claims if c.id not in PAPER_SCALE]})
-    store = Store.open(f"sqlite:///{tmp_path}/b.db")
-    summary = run_cells(paper_cells(ours, registry, seeds=1), store, registry)
-    assert set(summary.counts) == {"done"}
-    assert {v.claim.id: v.verdict for v in evaluate_paper(ours, store, registry, seeds=1)} == EXPECTED
-    untouched = evaluate_paper(paper, store, registry, seeds=1)[-len(PAPER_SCALE):]
-    assert {v.verdict for v in untouched} == {"not run"}
+    verdicts = cpu_scale_verdicts(PAPER, tmp_path, seeds=1, judge_all=True)
+    assert verdicts == {**EXPECTED, **dict.fromkeys(PAPER_SCALE, "not run")}
 
 
 def test_bench_run_stores_the_long_short_alignment_metrics(tmp_path):

@@ -5,10 +5,9 @@ import torch
 
 from bench.registry import Registry
 from bench.store import Store
-from leaderboard.claims import evaluate_paper, group_cells, load_paper, paper_cells
+from leaderboard.claims import load_paper, paper_cells
 from methods.multimodal._moe import M3Predictor
-from runners.local import run_cells
-from tests.leaderboard.paper_cli import bench
+from tests.leaderboard.paper_cli import bench, cpu_scale_verdicts
 
 PAPER = "m3-jepa"
 
@@ -52,14 +51,7 @@ def test_paper_predictor_size_is_the_reported_140m_trainable_parameters():
 
 @pytest.mark.slow
 def test_cpu_claims_give_pinned_verdicts(tmp_path):
-    registry = Registry.discover()
-    paper = load_paper(registry, PAPER)
-    store = Store.open(f"sqlite:///{tmp_path}/b.db")
-    cells = [c for claim in paper.claims if claim.id not in PAPER_SCALE for g in claim.groups
-             for c in group_cells(g, registry, 1)]
-    summary = run_cells(list(dict.fromkeys(cells)), store, registry)
-    assert set(summary.counts) == {"done"}
-    assert {v.claim.id: v.verdict for v in evaluate_paper(paper, store, registry, seeds=1)} == EXPECTED
+    assert cpu_scale_verdicts(PAPER, tmp_path, seeds=1, judge_all=True) == EXPECTED
 
 
 def _stored_metrics(db, *extra):

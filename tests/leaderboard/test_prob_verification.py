@@ -3,9 +3,8 @@
 import pytest
 
 from bench.registry import Registry
-from bench.store import Store
-from leaderboard.claims import evaluate_paper, group_cells, load_paper
-from runners.local import run_cells
+from leaderboard.claims import load_paper
+from tests.leaderboard.paper_cli import cpu_scale_verdicts
 
 PAPER = "prob-verification"
 
@@ -44,13 +43,6 @@ def test_claims_file_is_valid():
 
 @pytest.mark.slow
 def test_reproduce_gives_expected_verdicts(tmp_path):
-    registry = Registry.discover()
-    paper = load_paper(registry, PAPER)
-    store = Store.open(f"sqlite:///{tmp_path}/b.db")
-    cells = list(dict.fromkeys(c for claim in paper.claims if claim.id not in NOT_RUN
-                               for g in claim.groups for c in group_cells(g, registry, claim.seeds)))
-    summary = run_cells(cells, store, registry)
-    assert summary.counts["done"] == len(cells)
-    verdicts = {v.claim.id: v.verdict for v in evaluate_paper(paper, store, registry)}
+    verdicts = cpu_scale_verdicts(PAPER, tmp_path, claims=lambda c: c.id not in NOT_RUN, judge_all=True)
     assert {k: v for k, v in verdicts.items() if k not in TIMED} == {k: v for k, v in EXPECTED.items() if k not in TIMED}
     assert all(verdicts[k] in ("reproduced", "not reproduced") for k in TIMED)

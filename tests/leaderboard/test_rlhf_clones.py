@@ -4,9 +4,8 @@ import pytest
 
 from bench.registry import Registry
 from bench.store import Store
-from leaderboard.claims import evaluate_paper, load_paper, paper_cells
-from runners.local import run_cells
-from tests.leaderboard.paper_cli import bench
+from leaderboard.claims import load_paper, paper_cells
+from tests.leaderboard.paper_cli import bench, cpu_scale_verdicts
 
 PAPER = "rlhf-clones"
 
@@ -38,26 +37,13 @@ def test_claims_file_is_valid():
     assert len(set(paper_cells(paper, registry, seeds=1))) == DISTINCT_CELLS
 
 
-def _verdicts(seeds, tmp_path):
-    registry = Registry.discover()
-    paper = load_paper(registry, PAPER)
-    store = Store.open(f"sqlite:///{tmp_path}/b.db")
-    summary = run_cells(paper_cells(paper, registry, seeds=seeds), store, registry)
-    assert set(summary.counts) == {"done"}
-    return {v.claim.id: v.verdict for v in evaluate_paper(paper, store, registry, seeds=seeds)}
-
-
 def test_reproduce_gives_expected_verdicts(tmp_path):
-    assert _verdicts(2, tmp_path) == EXPECTED
+    assert cpu_scale_verdicts(PAPER, tmp_path, seeds=2) == EXPECTED
 
 
 @pytest.mark.slow
 def test_reproduce_at_the_claims_seed_count(tmp_path):
-    registry = Registry.discover()
-    paper = load_paper(registry, PAPER)
-    store = Store.open(f"sqlite:///{tmp_path}/b.db")
-    run_cells(paper_cells(paper, registry), store, registry)
-    assert {v.claim.id: v.verdict for v in evaluate_paper(paper, store, registry)} == EXPECTED
+    assert cpu_scale_verdicts(PAPER, tmp_path) == EXPECTED
 
 
 def test_bench_run_stores_the_weighted_mle_metrics(tmp_path):
