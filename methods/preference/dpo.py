@@ -73,9 +73,7 @@ class Config:
 
 
 def skip(problem, config: Config) -> str | None:
-    if isinstance(problem, BanditPreferenceProblem):
-        return None
-    return kind_skip(problem, PreferenceProblem, "dpo")
+    return kind_skip(problem, (PreferenceProblem, BanditPreferenceProblem), "dpo")
 
 
 def bandit_negatives(problem: BanditPreferenceProblem, pairs: str) -> np.ndarray:

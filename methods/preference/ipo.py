@@ -55,9 +55,7 @@ class Config:
 
 
 def skip(problem, config: Config) -> str | None:
-    if isinstance(problem, BanditPreferenceProblem):
-        return None
-    return kind_skip(problem, PreferenceProblem, "ipo")
+    return kind_skip(problem, (PreferenceProblem, BanditPreferenceProblem), "ipo")
 
 
 @method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0), skip=skip)

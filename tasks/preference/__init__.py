@@ -281,6 +281,8 @@ def score(problem, result) -> dict[str, float]:
     raise TypeError(f"not a preference problem: {type(problem).__name__}")
 
 
-def kind_skip(problem, wanted: type, name: str) -> str | None:
-    """The `skip` reason of a method that takes only `wanted` problems."""
-    return None if isinstance(problem, wanted) else f"{name} takes {wanted.__name__} instances, not {type(problem).__name__}"
+def kind_skip(problem, wanted: type | tuple[type, ...], name: str) -> str | None:
+    """The `skip` reason of a method that takes only `wanted` problems (a type or a tuple of types)."""
+    kinds = wanted if isinstance(wanted, tuple) else (wanted,)
+    names = " or ".join(k.__name__ for k in kinds)
+    return None if isinstance(problem, kinds) else f"{name} takes {names} instances, not {type(problem).__name__}"
