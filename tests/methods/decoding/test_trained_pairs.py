@@ -3,9 +3,17 @@
 Greedy losslessness (every output equals the target's own greedy decoding), the drafts' effect on the
 target-call count, and a cross-check of SLEM and of the target's greedy decoding against the
 transformers library's own assisted generation with different tokenizers (Universal Assisted Generation).
+
+No cross-check against transformers' TLI path (UniversalSpeculativeDecodingGenerator, do_sample=True): in
+transformers 5.24, with the assistant's LM head pruned to the intersection, the translated draft logits put their
+mass on a different target id from the drafted token at every position on these pairs (measured: argmax q = 74
+for drafted 320, 263 for 312, ...), so its output at top_k=1 equals the target's greedy decoding only through the
+target's one-hot law, and it fails with "probability tensor contains inf/nan" whenever the misplaced q equals
+p at a rejected position (seed-, weight- and translator-cache-dependent). TLI's losslessness is tested on our
+own sampler's law instead (test_losslessness.py). transformers 5.25 breaks the greedy path too (empty assistant
+input after its cache rollback), hence the pin below 5.25 in pyproject.toml.
 """
 
-import copy
 import dataclasses
 
 import pytest
@@ -76,21 +84,3 @@ def test_tli_intersection_contains_transformers_translator_map(trained_pair):
     assert hf_pairs <= our_pairs and len(hf_pairs) > 50
     for j, t in our_pairs - hf_pairs:  # the extra pairs really are the same text
         assert tli.token_strings(drafter, d_size)[j] == target.tokenizer.decode([t])
-
-
-def test_tli_degenerate_sampling_agrees_with_transformers_universal_speculative_decoding(trained_pair):
-    """HF runs TLI (UniversalSpeculativeDecodingGenerator) only with do_sample=True; with top_k=1 the target's
-    law is a point mass, so HF's TLI output, ours (greedy) and the target's greedy decoding must coincide."""
-    ours = tli.solve(trained_pair, tli.Config(do_sample=False), RunContext(seed=0)).outputs
-    target, drafter = trained_pair.target, trained_pair.drafter
-    eos = target.tokenizer.eos_token_id
-    assistant = copy.deepcopy(drafter.model)  # HF may prune the assistant's LM head in place
-    for index in range(len(trained_pair.prompts)):
-        ids = torch.tensor([trained_pair.prompt_ids(index)])
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(index)
-            out = target.model.generate(ids, attention_mask=torch.ones_like(ids), assistant_model=assistant,
-                                        tokenizer=target.tokenizer, assistant_tokenizer=drafter.tokenizer,
-                                        do_sample=True, top_k=1, max_new_tokens=trained_pair.max_new_tokens,
-                                        eos_token_id=eos, pad_token_id=eos)
-        assert tuple(out[0, ids.shape[1]:].tolist()) == ours[index] == trained_pair.reference[index]
