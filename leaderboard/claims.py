@@ -5,7 +5,13 @@ Claim kinds:
             (relative: {rtol: 0.05}, absolute: {atol: 0.1}, or within a factor: {factor: 2}).
   bound     every cell group's mean satisfies expect {max: x} and/or {min: x}.
   ordering  the cell groups' means are ordered as expect {order: increasing|decreasing}
-            (allowing a relative `slack`); with per-group paper values that are off, "partially".
+            (allowing a relative `slack`, or by at least an absolute `min_gap`, negative for
+            non-inferiority); with per-group paper values that are off, "partially".
+            Per-seed criteria, paired by seed between adjacent groups (the specs' "≥ 4/5 seeds, gap > 1 SE"):
+            `seeds_holding: k` the ordering (with min_gap: that gap) holds in at least k of the claim's seeds
+            (the same share when judged at another seed count); `margin_se: m` the mean paired gap in
+            the claimed direction exceeds m standard errors (m < 0: non-inferiority, gap ≥ m SE), replacing
+            the plain comparison of means.
   rate      a log-log slope within expect {slope: s, tolerance: d}: of a curve over a step range
             (`curve`, `x_range`), or of the metric across cell groups against `x_metric`.
 Verdicts: reproduced, not reproduced, partially, not run, insufficient seeds. Each states the
@@ -15,6 +21,7 @@ differs from the paper's.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +35,7 @@ from bench.store import Store
 from runners.grid import Entry, make_cell
 
 KINDS = ("value", "bound", "ordering", "rate")
+ORDERING_KEYS = ("order", "slack", "min_gap", "tolerance", "seeds_holding", "margin_se")
 SCALES = ("paper-scale", "cpu-full", "cpu-reduced")
 FIDELITIES = ("faithful", "reconstructed", "approximate")
 
@@ -145,6 +153,8 @@ def load_paper(registry: Registry, slug: str) -> Paper:
 
 
 def _validate(claim: Claim, registry: Registry, path) -> None:
+    if claim.kind == "ordering":
+        _validate_ordering(claim, path)
     for group in claim.groups:
         registry.listing("method", group.method)
         family = registry.family(registry.listing("task", group.task).family)
@@ -156,6 +166,22 @@ def _validate(claim: Claim, registry: Registry, path) -> None:
                 allowed = [*family.metrics, *(f"{prefix}*" for prefix in family.metric_prefixes)]
                 raise BenchError(f"{path}: claim {claim.id!r}: unknown metric {metric!r}; allowed: {', '.join(allowed)}")
         group_cells(group, registry, 1)  # type-checks the configs
+
+
+def _validate_ordering(claim: Claim, path) -> None:
+    expect, where = claim.expect, f"{path}: claim {claim.id!r}"
+    unknown = set(expect) - set(ORDERING_KEYS)
+    if unknown:
+        raise BenchError(f"{where}: unknown expect key(s) {', '.join(sorted(unknown))}; allowed: {', '.join(ORDERING_KEYS)}")
+    if expect.get("order", "increasing") not in ("increasing", "decreasing"):
+        raise BenchError(f"{where}: order must be increasing or decreasing, got {expect['order']!r}")
+    k = expect.get("seeds_holding")
+    if k is not None and not (isinstance(k, int) and 1 <= k <= claim.seeds):
+        raise BenchError(f"{where}: seeds_holding must be an integer in 1..{claim.seeds} (the claim's seeds), got {k!r}")
+    if "margin_se" in expect and claim.seeds < 2:
+        raise BenchError(f"{where}: margin_se needs a standard error, so seeds >= 2 (got {claim.seeds})")
+    if len({"slack", "min_gap", "margin_se"} & set(expect)) > 1:
+        raise BenchError(f"{where}: give one of slack, min_gap, margin_se (how the means must differ), not several")
 
 
 def group_cells(group: CellGroup, registry: Registry, seeds: int) -> list[Cell]:
@@ -190,6 +216,11 @@ class _Judge:
             values = [self.metrics[k][metric] for k in keys if metric in self.metrics.get(k, {})]
             means.append(float(np.mean(values)) if values else float("nan"))
         return means
+
+    def group_seed_values(self, metric: str) -> np.ndarray:
+        """(groups, seeds) values of `metric` by seed index; NaN where a run is missing or lacks it."""
+        return np.array([[self.metrics.get(k, {}).get(metric, float("nan")) for k in keys] for keys in self.group_keys],
+                        dtype=float)
 
     def verdict(self) -> Verdict:
         c = self.claim
@@ -226,20 +257,67 @@ class _Judge:
 
     def _ordering(self) -> Verdict:
         means = self.group_means(self.claim.metric)
-        order, slack = self.claim.expect.get("order", "increasing"), float(self.claim.expect.get("slack", 0.0))
-        pairs = list(zip(means, means[1:]))
-        if order == "increasing":
-            holds = all(b >= a * (1 - slack) if a >= 0 else b >= a - abs(a) * slack for a, b in pairs)
-        else:
-            holds = all(b <= a * (1 + slack) if a >= 0 else b <= a + abs(a) * slack for a, b in pairs)
+        expect = self.claim.expect
+        order, slack = expect.get("order", "increasing"), float(expect.get("slack", 0.0))
         text = " , ".join(f"{g.label()}: {_fmt(m)}" for g, m in zip(self.claim.groups, means))
+        if "margin_se" in expect and self.seeds < 2:
+            return self._make("insufficient seeds", means, text, f"margin_se needs a standard error: 2 seeds or more, {self.seeds} asked")
+        if "margin_se" in expect:
+            holds, criteria = self._margin(order, float(expect["margin_se"]))
+        elif "min_gap" in expect:
+            holds, criteria = self._min_gap(means, order, float(expect["min_gap"]))
+        else:
+            holds = all(_ordered(a, b, order, slack) for a, b in zip(means, means[1:]))
+            criteria = [f"{order}" + (f" with {slack:.0%} slack" if slack else "")]
+        if "seeds_holding" in expect:
+            # k of the claim's seeds; at another seed count (bench claims --seeds), the same share, rounded up
+            needed = math.ceil(int(expect["seeds_holding"]) * self.seeds / self.claim.seeds)
+            seeds_hold, counted = self._seeds_holding(order, slack, needed)
+            holds, criteria = holds and seeds_hold, [*criteria, counted]
         paper_values = [g.paper_value for g in self.claim.groups]
         if holds and all(v is not None for v in paper_values):
-            tol = self.claim.expect.get("tolerance", {"factor": 2})
+            tol = expect.get("tolerance", {"factor": 2})
             if not all(_within(m, v, tol) for m, v in zip(means, paper_values)):
-                return self._make("partially", means, text, f"ordering holds; values differ beyond {tol}")
-        return self._make("reproduced" if holds else "not reproduced", means, text,
-                          f"{order}" + (f" with {slack:.0%} slack" if slack else ""))
+                return self._make("partially", means, text, "; ".join([*criteria, f"ordering holds; values differ beyond {tol}"]))
+        return self._make("reproduced" if holds else "not reproduced", means, text, "; ".join(criteria))
+
+    def _paired_gaps(self, order: str) -> list[np.ndarray]:
+        """Per adjacent pair of groups, the per-seed gaps in the claimed direction (positive = as claimed)."""
+        values, sign = self.group_seed_values(self.claim.metric), 1.0 if order == "increasing" else -1.0
+        return [sign * (b - a) for a, b in zip(values, values[1:])]
+
+    def _margin(self, order: str, margin: float) -> tuple[bool, list[str]]:
+        """Mean paired gap ≥ margin × its standard error (strictly above when margin > 0), every pair."""
+        holds, parts = True, []
+        for gaps in self._paired_gaps(order):
+            gaps = gaps[np.isfinite(gaps)]
+            se = float(np.std(gaps, ddof=1) / np.sqrt(len(gaps))) if len(gaps) > 1 else float("nan")
+            gap = float(np.mean(gaps)) if len(gaps) else float("nan")
+            ok = np.isfinite(se) and (gap > margin * se if margin > 0 else gap >= margin * se)
+            holds = holds and bool(ok)
+            parts.append(f"paired gap {_fmt(gap)} = {gap / se:.2g} SE (SE {_fmt(se)})" if se > 0 else f"paired gap {_fmt(gap)}, SE {_fmt(se)}")
+        need = f"> {margin:g} SE" if margin > 0 else f"≥ {margin:g} SE (non-inferior)"
+        return holds, [f"{order}, mean gap {need}: " + "; ".join(parts)]
+
+    @staticmethod
+    def _min_gap(means: list[float], order: str, min_gap: float) -> tuple[bool, list[str]]:
+        """Each mean beats the previous one by at least `min_gap` in the claimed direction (metric units;
+        negative = non-inferiority within |min_gap|)."""
+        sign = 1.0 if order == "increasing" else -1.0
+        gaps = [sign * (b - a) for a, b in zip(means, means[1:])]
+        holds = all(np.isfinite(g) and g >= min_gap for g in gaps)
+        return holds, [f"{order} by ≥ {min_gap:g} on the means: gap {', '.join(_fmt(g) for g in gaps)}"]
+
+    def _seeds_holding(self, order: str, slack: float, needed: int) -> tuple[bool, str]:
+        """Per adjacent pair, the seeds in which the claimed relation holds (with min_gap: by that gap in the seed)."""
+        values, min_gap = self.group_seed_values(self.claim.metric), self.claim.expect.get("min_gap")
+        if min_gap is None:
+            holds_in_seed = lambda x, y: _ordered(x, y, order, slack)  # noqa: E731
+        else:
+            sign = 1.0 if order == "increasing" else -1.0
+            holds_in_seed = lambda x, y: bool(sign * (y - x) >= float(min_gap))  # noqa: E731
+        counts = [sum(holds_in_seed(x, y) for x, y in zip(a, b)) for a, b in zip(values, values[1:])]
+        return all(n >= needed for n in counts), f"holds in {', '.join(map(str, counts))} of {values.shape[1]} seeds (needs ≥ {needed})"
 
     def _rate(self) -> Verdict:
         c = self.claim
@@ -265,6 +343,13 @@ class _Judge:
         lo, hi = self.claim.x_range or (float("-inf"), float("inf"))
         inside = (steps >= lo) & (steps <= hi)
         return steps[inside].astype(float), mean[inside]
+
+def _ordered(a: float, b: float, order: str, slack: float) -> bool:
+    """b follows a in `order`, allowing a relative slack (absolute on |a| when a < 0); NaN never holds."""
+    if order == "increasing":
+        return b >= a * (1 - slack) if a >= 0 else b >= a - abs(a) * slack
+    return b <= a * (1 + slack) if a >= 0 else b <= a + abs(a) * slack
+
 
 def _within(ours: float, target: float | None, tol: dict) -> bool:
     if target is None or not np.isfinite(ours):

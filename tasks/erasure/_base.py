@@ -28,9 +28,9 @@ from sklearn.neural_network import MLPClassifier
 from bench.toolkit.causal_lm import cache_key, cached_dir
 from tasks.erasure._flux import DIGIT_WORDS, TEMPLATES, TextEncoder, make_transformer, pack, velocity
 
-FORMAT = 1  # bump when the training recipe changes: old cache entries are then ignored
-# (Entries written before TextEncoder seeded its layers' default init share this FORMAT: their encoder biases came
-# from the process's global generator, a valid draw of the same recipe; new entries are reproducible.)
+FORMAT = 2  # bump when the training recipe changes: old cache entries are then ignored
+# (2: entries written before TextEncoder seeded its layers' default init drew their encoder biases from the process's
+# global generator, so a fresh machine trained a different base; every entry is now reproducible.)
 
 
 @dataclass(frozen=True)

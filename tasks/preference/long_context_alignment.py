@@ -102,7 +102,7 @@ def sft_policy(config: Config) -> tuple[str, bool]:
     if config.model not in TINY_SHAPES:
         return config.model, False
     settings = {"long_context": config.model, "teacher_accuracy": config.teacher_accuracy, "sft_steps": config.sft_steps,
-                "sft_examples": config.sft_examples, "sft_lr": config.sft_lr, "world_seed": config.world_seed, "version": 1}
+                "sft_examples": config.sft_examples, "sft_lr": config.sft_lr, "world_seed": config.world_seed, "version": 2}
     return str(cached_dir(config.cache_dir, settings, partial(_train_sft, config))), True
 
 

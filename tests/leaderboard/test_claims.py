@@ -123,3 +123,118 @@ def test_claims_file_typos_are_caught(tmp_path, toy_registry, typo, message):
     registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
     with pytest.raises(BenchError, match=message or "unknown metric 'eror'"):
         load_paper(registry, "toy-paper")
+
+
+PER_SEED = """
+paper: toy-paper
+title: A toy paper
+methods:
+  toy_noisy: {fidelity: reconstructed, deviations: none}
+defaults: {seeds: 3, scale: cpu-full, kind: ordering, metric: error}
+up: &up [{method: toy_noisy, task: toy_target, method_config: {noise: 0.01}}, {method: toy_noisy, task: toy_target}]
+down: &down [{method: toy_noisy, task: toy_target}, {method: toy_noisy, task: toy_target, method_config: {noise: 0.5}}]
+claims:
+  - {id: seeds-all, cells: *up, expect: {order: increasing, seeds_holding: 3}}
+  - {id: margin-two-se, cells: *up, expect: {order: increasing, margin_se: 2}}
+  - {id: margin-four-se, cells: *up, expect: {order: increasing, margin_se: 4}}
+  - {id: reversed-non-inferior, cells: *down, expect: {order: decreasing, margin_se: -1}}
+  - {id: reversed-not-non-inferior-seeds, cells: *down, expect: {order: decreasing, margin_se: -1, seeds_holding: 1}}
+  - {id: min-gap-one, cells: *up, expect: {order: increasing, min_gap: 1.0}}
+  - {id: min-gap-two, cells: *up, expect: {order: increasing, min_gap: 2.0}}
+  - {id: min-gap-every-seed, cells: *up, expect: {order: increasing, min_gap: 1.45, seeds_holding: 3}}
+  - {id: non-inferior-by-two, cells: *down, expect: {order: decreasing, min_gap: -2.0}}
+  - {id: means-reverse-but-seed-wins, cells: [{method: toy_noisy, task: toy_target, method_config: {noise: 0.5}}, {method: toy_noisy, task: toy_target, method_config: {noise: 0.2}}], expect: {order: decreasing, seeds_holding: 1}}
+"""
+
+# (noise) -> errors for seeds 0, 1, 2. Paired gaps (increasing) 0.01 -> 0.1: 1.5, 1.4, 1.6: mean 1.5,
+# SE = sd 0.1 / sqrt 3 = 0.0577, so the gap is 26 SE. 0.1 -> 0.5 (decreasing): -2.0, -2.0, -1.7, mean -1.9, SE 0.1:
+# not within 1 SE of 0. 0.5 -> 0.2 (decreasing): 4.0 -> 4.5, 3.5, 4.6: holds only in seed 1.
+PER_SEED_VALUES = {0.01: [0.5, 0.6, 0.7], 0.1: [2.0, 2.0, 2.3], 0.5: [4.0, 4.0, 4.0], 0.2: [4.5, 3.5, 4.6]}
+
+
+def _fill_values(store, registry, table):
+    for noise, errors in table.items():
+        for seed, error in enumerate(errors):
+            cell = make_cell(registry, Entry("toy_noisy", {"noise": noise}), Entry("toy_target"), seed)
+            store.save(RunRecord(cell, "done", 1, {"error": error, "norm": 1.0}, {}), runner="local")
+
+
+def _per_seed_verdicts(tmp_path, toy_registry, store, table, text=PER_SEED, seeds=None):
+    (tmp_path / "toy-paper.yaml").write_text(text)
+    registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    _fill_values(store, registry, table)
+    return {v.claim.id: v for v in evaluate_paper(load_paper(registry, "toy-paper"), store, registry, seeds=seeds)}
+
+
+def test_per_seed_criteria_against_hand_computed_gaps_and_standard_errors(tmp_path, toy_registry, store):
+    verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, PER_SEED_VALUES)
+    assert verdicts["seeds-all"].verdict == "reproduced" and "holds in 3 of 3 seeds" in verdicts["seeds-all"].detail
+    assert verdicts["margin-two-se"].verdict == "reproduced"
+    assert "paired gap 1.5 = 26 SE (SE 0.0577)" in verdicts["margin-two-se"].detail
+    assert verdicts["margin-four-se"].verdict == "reproduced"  # 26 SE clears 4 SE too
+    # reversed: the paired gap -1.9 (SE 0.1) is 19 SE below zero, far outside non-inferiority at -1 SE
+    assert verdicts["reversed-non-inferior"].verdict == "not reproduced"
+    assert "paired gap -1.9 = -19 SE (SE 0.1)" in verdicts["reversed-non-inferior"].detail
+    assert verdicts["reversed-not-non-inferior-seeds"].verdict == "not reproduced"
+    assert "holds in 0 of 3 seeds (needs ≥ 1)" in verdicts["reversed-not-non-inferior-seeds"].detail
+    # means 4.0 -> 4.2 go the wrong way, yet seed 1 (4.0 -> 3.5) holds: seeds_holding adds to the means check
+    assert verdicts["means-reverse-but-seed-wins"].verdict == "not reproduced"
+    assert "holds in 1 of 3 seeds" in verdicts["means-reverse-but-seed-wins"].detail
+
+
+def test_min_gap_on_the_means(tmp_path, toy_registry, store):
+    # means 0.6 -> 2.1 (gap 1.5) and, decreasing, 2.1 -> 4.0 (gap -1.9 in the claimed direction)
+    verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, PER_SEED_VALUES)
+    assert verdicts["min-gap-one"].verdict == "reproduced" and "gap 1.5" in verdicts["min-gap-one"].detail
+    assert verdicts["min-gap-two"].verdict == "not reproduced"
+    # per-seed gaps 1.5, 1.4, 1.6: the mean gap 1.5 clears 1.45, but seed 1 does not
+    assert verdicts["min-gap-every-seed"].verdict == "not reproduced"
+    assert "holds in 2 of 3 seeds (needs ≥ 3)" in verdicts["min-gap-every-seed"].detail
+    assert verdicts["non-inferior-by-two"].verdict == "reproduced" and "gap -1.9" in verdicts["non-inferior-by-two"].detail
+
+
+def test_non_inferiority_passes_within_the_margin_and_fails_beyond_it(tmp_path, toy_registry, store):
+    # decreasing 0.1 -> 0.5 with gaps (as claimed) -0.05, +0.05, -0.1: mean -0.0333, SE 0.0441: -0.76 SE, within -1 SE
+    table = {0.1: [2.0, 2.0, 2.3], 0.5: [2.05, 1.95, 2.4]}
+    verdict = _per_seed_verdicts(tmp_path, toy_registry, store, table)["reversed-non-inferior"]
+    assert verdict.verdict == "reproduced" and "= -0.76 SE" in verdict.detail and "non-inferior" in verdict.detail
+
+
+def test_a_margin_between_the_gap_and_its_standard_error_decides(tmp_path, toy_registry, store):
+    # increasing 0.01 -> 0.1 with gaps 1, 2, 3: mean 2, SE 1/sqrt(3) = 0.577: 3.46 SE, so 2 SE passes and 4 SE fails
+    table = {0.01: [1.0, 1.0, 1.0], 0.1: [2.0, 3.0, 4.0]}
+    verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, table)
+    assert verdicts["margin-two-se"].verdict == "reproduced" and "= 3.5 SE" in verdicts["margin-two-se"].detail
+    assert verdicts["margin-four-se"].verdict == "not reproduced"
+
+
+def test_a_seed_override_keeps_the_share_of_seeds_and_a_standard_error_needs_two(tmp_path, toy_registry, store):
+    verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, PER_SEED_VALUES, seeds=2)
+    assert "holds in 2 of 2 seeds (needs ≥ 2)" in verdicts["seeds-all"].detail  # 3 of 3 -> 2 of 2
+    assert "holds in 1 of 2 seeds (needs ≥ 1)" in verdicts["means-reverse-but-seed-wins"].detail  # 1 of 3 -> ceil(2/3)
+    verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, PER_SEED_VALUES, seeds=1)
+    assert verdicts["seeds-all"].verdict == "reproduced" and "1 of 1 seeds" in verdicts["seeds-all"].detail
+    assert verdicts["margin-two-se"].verdict == "insufficient seeds" and "2 seeds or more" in verdicts["margin-two-se"].detail
+
+
+@pytest.mark.parametrize("expect,message", [
+    ("{order: increasing, seeds_holding: 4}", "seeds_holding must be an integer in 1..3"),
+    ("{order: increasing, seeds_holding: 0.5}", "seeds_holding must be an integer"),
+    ("{order: increasing, margin_se: 1, slack: 0.1}", "one of slack, min_gap, margin_se"),
+    ("{order: increasing, min_gap: 0.1, slack: 0.1}", "one of slack, min_gap, margin_se"),
+    ("{order: increasing, seeds: 4}", "unknown expect key"),
+    ("{order: upwards}", "order must be increasing or decreasing"),
+])
+def test_bad_per_seed_criteria_are_caught(tmp_path, toy_registry, expect, message):
+    text = PER_SEED.replace("{order: increasing, seeds_holding: 3}", expect)
+    (tmp_path / "toy-paper.yaml").write_text(text)
+    registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    with pytest.raises(BenchError, match=message):
+        load_paper(registry, "toy-paper")
+
+
+def test_margin_se_needs_two_seeds(tmp_path, toy_registry):
+    (tmp_path / "toy-paper.yaml").write_text(PER_SEED.replace("seeds: 3,", "seeds: 1,").replace("seeds_holding: 3", "seeds_holding: 1"))
+    registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    with pytest.raises(BenchError, match="margin_se needs a standard error, so seeds >= 2"):
+        load_paper(registry, "toy-paper")

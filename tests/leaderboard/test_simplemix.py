@@ -11,9 +11,10 @@ PAPER = "simplemix"
 CATEGORIES = ("math", "coding", "creative_writing", "recommendations")
 PAPER_SCALE = ("abstract-simplemix-vs-on-and-off-policy", "abstract-simplemix-vs-off-policy",
                "abstract-simplemix-vs-hybrid-baselines")
-# Regression pin (3 seeds, the preference family's first commit). Means: coding gold reward off 0.749 / on 0.870 /
-# SimpleMix 0.866; creative writing on 0.119 / off 0.387 / SimpleMix 0.362; category-balanced gold reward on 0.395 /
-# off 0.531 / SimpleMix 0.554; win rate vs π_SFT HyPO 0.641, DPO-Mix-P 0.650, SimpleMix 0.677; on-policy share 0.5.
+# Regression pin (3 seeds, the π_SFT a fresh machine trains; cache version 2). Means: coding gold reward off 0.680 /
+# on 0.865 (paired gap 4.1 SE) / SimpleMix 0.837; creative writing on 0.155 / off 0.318 (1.8 SE) / SimpleMix 0.361;
+# category-balanced gold reward on 0.445 / off 0.459 / SimpleMix 0.542 (ahead of both in 3 of 3 seeds, by 4.8 and
+# 2.1 SE); win rate vs π_SFT HyPO 0.645, DPO-Mix-P 0.638, SimpleMix 0.665; on-policy share 0.5.
 EXPECTED = {
     "on-policy-helps-verifiable": "reproduced",
     "off-policy-helps-subjective": "reproduced",
