@@ -43,3 +43,18 @@ def cpu_scale_verdicts(slug: str, tmp_path, seeds: int | None = None, *, claims=
     assert runs is None or summary.counts["done"] == runs, (summary.counts, runs)
     ids = {c.id for c in (paper.claims if judge_all else chosen)}
     return {v.claim.id: v.verdict for v in evaluate_paper(paper, store, registry, seeds=seeds) if v.claim.id in ids}
+
+
+def reproduce_then_claims(slug: str, db, expected: dict[str, str], cells: int, *, workers: int | None = None) -> str:
+    """`bench reproduce` runs the paper's `cells` and prints `expected`; `bench claims` then prints the same
+    verdicts from the store; a second reproduce finds every cell already done. Returns the claims table."""
+    parallel = ("--workers", str(workers)) if workers else ()
+    run = bench("reproduce", slug, *parallel, db=db)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert f"{cells} done" in run.stderr
+    assert verdicts(run.stdout, expected) == expected
+    claims = bench("claims", "--paper", slug, db=db)
+    assert claims.returncode == 0 and verdicts(claims.stdout, expected) == expected
+    again = bench("reproduce", slug, db=db)
+    assert f"{cells} already done" in again.stderr
+    return claims.stdout

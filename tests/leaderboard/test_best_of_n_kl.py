@@ -2,7 +2,7 @@
 
 from bench.registry import Registry
 from leaderboard.claims import load_paper, paper_cells
-from tests.leaderboard.paper_cli import bench, verdicts
+from tests.leaderboard.paper_cli import reproduce_then_claims
 
 PAPER = "best-of-n-kl"
 TABLE_IDS = [f"table-{kind}-L{L}-n{n}" for kind in ("exact", "estimator") for L in (10, 100, 1000)
@@ -81,22 +81,7 @@ def test_table_claims_carry_the_spec_values():
             assert by_id[f"table-exact-L{L}-n{n}"].expect == {"atol": 1e-4}
 
 
-def _bench(*args, db):
-    return bench(*args, db=db)
-
-
-def _verdicts(stdout: str) -> dict[str, str]:
-    return verdicts(stdout, EXPECTED)
-
-
 def test_reproduce_then_claims(tmp_path):
     db = tmp_path / "paper.db"
-    run = _bench("reproduce", PAPER, db=db)  # in-process: ~600 cells of milliseconds each
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert f"{CELLS} done" in run.stderr
-    assert _verdicts(run.stdout) == EXPECTED
-    claims = _bench("claims", "--paper", PAPER, db=db)
-    assert claims.returncode == 0 and _verdicts(claims.stdout) == EXPECTED
-    assert claims.stdout.count("measured at cpu-reduced") == 5
-    again = _bench("reproduce", PAPER, db=db)
-    assert f"{CELLS} already done" in again.stderr
+    claims = reproduce_then_claims(PAPER, db, EXPECTED, CELLS)  # in-process: ~600 cells of milliseconds each
+    assert claims.count("measured at cpu-reduced") == 5

@@ -4,7 +4,7 @@ import pytest
 
 from bench.registry import Registry
 from leaderboard.claims import load_paper, paper_cells
-from tests.leaderboard.paper_cli import bench, verdicts
+from tests.leaderboard.paper_cli import bench, reproduce_then_claims, verdicts
 
 PAPER = "bilinear-saddle"
 
@@ -43,10 +43,6 @@ def test_claims_file_is_valid_and_complete():
     assert len(paper_cells(paper, registry)) == 30 * 3
 
 
-def _bench(*args, db):
-    return bench(*args, db=db)
-
-
 def _verdicts(stdout: str) -> dict[str, str]:
     return verdicts(stdout, EXPECTED)
 
@@ -55,9 +51,9 @@ def test_one_claim_end_to_end(tmp_path):
     # extragradient is linear in the new class: 2 cells x 3 seeds, a few seconds
     db = tmp_path / "eg.db"
     for config in ([], ["--set", "task.aligned=true"]):
-        run = _bench("run", "-m", "extragradient", "-t", "saddle_coupling_curvature", "--seeds", "0-2", *config, db=db)
+        run = bench("run", "-m", "extragradient", "-t", "saddle_coupling_curvature", "--seeds", "0-2", *config, db=db)
         assert run.returncode == 0, run.stderr[-2000:]
-    verdicts = _verdicts(_bench("claims", "--paper", PAPER, db=db).stdout)
+    verdicts = _verdicts(bench("claims", "--paper", PAPER, db=db).stdout)
     assert verdicts["new-class-linear-fit-eg"] == "reproduced"
     assert verdicts["new-class-linear-fit-bgk"] == "not run"
     assert verdicts["new-class-linear-convergence"] == "not run"
@@ -66,12 +62,5 @@ def test_one_claim_end_to_end(tmp_path):
 @pytest.mark.slow
 def test_reproduce_then_claims(tmp_path):
     db = tmp_path / "paper.db"
-    run = _bench("reproduce", PAPER, "--workers", "2", db=db)
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert "90 done" in run.stderr
-    assert _verdicts(run.stdout) == EXPECTED
-    claims = _bench("claims", "--paper", PAPER, db=db)
-    assert claims.returncode == 0 and _verdicts(claims.stdout) == EXPECTED
-    assert claims.stdout.count("measured at cpu-full, 3 seed(s)") == len(EXPECTED)
-    again = _bench("reproduce", PAPER, db=db)
-    assert "90 already done" in again.stderr
+    claims = reproduce_then_claims(PAPER, db, EXPECTED, 90, workers=2)
+    assert claims.count("measured at cpu-full, 3 seed(s)") == len(EXPECTED)

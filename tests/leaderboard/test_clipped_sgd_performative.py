@@ -2,7 +2,7 @@
 
 from bench.registry import Registry
 from leaderboard.claims import load_paper, paper_cells
-from tests.leaderboard.paper_cli import bench, verdicts
+from tests.leaderboard.paper_cli import bench, reproduce_then_claims, verdicts
 
 PAPER = "clipped-sgd-performative"
 
@@ -36,33 +36,22 @@ def test_claims_file_is_valid_and_complete():
     assert len(paper_cells(paper, registry)) == 13 * 20
 
 
-def _bench(*args, db):
-    return bench(*args, db=db)
-
-
 def _verdicts(stdout: str) -> dict[str, str]:
     return verdicts(stdout, EXPECTED)
 
 
 def test_reproduce_then_claims(tmp_path):
     db = tmp_path / "paper.db"
-    before = _bench("claims", "--paper", PAPER, db=db)
+    before = bench("claims", "--paper", PAPER, db=db)
     assert before.returncode == 2 and "no bench store" in before.stderr
-    run = _bench("reproduce", PAPER, "--workers", "2", db=db)
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert "260 done" in run.stderr
-    assert _verdicts(run.stdout) == EXPECTED
-    claims = _bench("claims", "--paper", PAPER, db=db)
-    assert claims.returncode == 0 and _verdicts(claims.stdout) == EXPECTED
-    assert claims.stdout.count("measured at cpu-full, 20 seed(s)") == len(EXPECTED)
-    again = _bench("reproduce", PAPER, db=db)
-    assert "260 already done" in again.stderr
+    claims = reproduce_then_claims(PAPER, db, EXPECTED, 260, workers=2)
+    assert claims.count("measured at cpu-full, 20 seed(s)") == len(EXPECTED)
 
 
 def test_fewer_seeds_than_claimed_is_insufficient(tmp_path):
     db = tmp_path / "few.db"
-    assert _bench("run", "-m", "dicesgd", "-t", "performative", "--seeds", "0-2", db=db).returncode == 0
-    verdicts = _verdicts(_bench("claims", "--paper", PAPER, db=db).stdout)
+    assert bench("run", "-m", "dicesgd", "-t", "performative", "--seeds", "0-2", db=db).returncode == 0
+    verdicts = _verdicts(bench("claims", "--paper", PAPER, db=db).stdout)
     assert verdicts["dicesgd-unbiased"] == "not run"  # β = 0.05 has no run at all
     assert verdicts["dicesgd-rate-1-over-t"] == "insufficient seeds"
     assert verdicts["bias-amplification"] == "not run"
