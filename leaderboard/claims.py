@@ -283,7 +283,7 @@ class _Judge:
 
     def _paired_gaps(self, order: str) -> list[np.ndarray]:
         """Per adjacent pair of groups, the per-seed gaps in the claimed direction (positive = as claimed)."""
-        values, sign = self.group_seed_values(self.claim.metric), 1.0 if order == "increasing" else -1.0
+        values, sign = self.group_seed_values(self.claim.metric), _sign(order)
         return [sign * (b - a) for a, b in zip(values, values[1:])]
 
     def _margin(self, order: str, margin: float) -> tuple[bool, list[str]]:
@@ -303,8 +303,7 @@ class _Judge:
     def _min_gap(means: list[float], order: str, min_gap: float) -> tuple[bool, list[str]]:
         """Each mean beats the previous one by at least `min_gap` in the claimed direction (metric units;
         negative = non-inferiority within |min_gap|)."""
-        sign = 1.0 if order == "increasing" else -1.0
-        gaps = [sign * (b - a) for a, b in zip(means, means[1:])]
+        gaps = [_sign(order) * (b - a) for a, b in zip(means, means[1:])]
         holds = all(np.isfinite(g) and g >= min_gap for g in gaps)
         return holds, [f"{order} by ≥ {min_gap:g} on the means: gap {', '.join(_fmt(g) for g in gaps)}"]
 
@@ -312,11 +311,9 @@ class _Judge:
         """Per adjacent pair, the seeds in which the claimed relation holds (with min_gap: by that gap in the seed)."""
         values, min_gap = self.group_seed_values(self.claim.metric), self.claim.expect.get("min_gap")
         if min_gap is None:
-            holds_in_seed = lambda x, y: _ordered(x, y, order, slack)  # noqa: E731
+            counts = [sum(_ordered(x, y, order, slack) for x, y in zip(a, b)) for a, b in zip(values, values[1:])]
         else:
-            sign = 1.0 if order == "increasing" else -1.0
-            holds_in_seed = lambda x, y: bool(sign * (y - x) >= float(min_gap))  # noqa: E731
-        counts = [sum(holds_in_seed(x, y) for x, y in zip(a, b)) for a, b in zip(values, values[1:])]
+            counts = [int(np.sum(gaps >= float(min_gap))) for gaps in self._paired_gaps(order)]
         return all(n >= needed for n in counts), f"holds in {', '.join(map(str, counts))} of {values.shape[1]} seeds (needs ≥ {needed})"
 
     def _rate(self) -> Verdict:
@@ -343,6 +340,12 @@ class _Judge:
         lo, hi = self.claim.x_range or (float("-inf"), float("inf"))
         inside = (steps >= lo) & (steps <= hi)
         return steps[inside].astype(float), mean[inside]
+
+
+def _sign(order: str) -> float:
+    """+1 when the claim says increasing, −1 when decreasing: gaps in the claimed direction are positive."""
+    return 1.0 if order == "increasing" else -1.0
+
 
 def _ordered(a: float, b: float, order: str, slack: float) -> bool:
     """b follows a in `order`, allowing a relative slack (absolute on |a| when a < 0); NaN never holds."""
