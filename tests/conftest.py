@@ -1,5 +1,6 @@
 """Shared fixtures: a toy registry (tests/fixtures/bench_toy) and fresh SQLite stores."""
 
+import signal
 import sys
 from pathlib import Path
 
@@ -10,6 +11,13 @@ from bench.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TOY_METHODS = ("toy_noisy", "toy_raise", "toy_sleep", "toy_crash", "toy_gpu")
+
+
+def default_sigint() -> None:
+    """preexec_fn of a driver a test interrupts with SIGINT: the default disposition, so its Python raises
+    KeyboardInterrupt even when the test run itself was started in the background (shells start background jobs
+    with SIGINT ignored, and an ignored disposition is inherited through exec)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @pytest.fixture(scope="session")

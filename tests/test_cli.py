@@ -4,9 +4,10 @@ import os
 import sqlite3
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+
+from tests.conftest import default_sigint
 
 BENCH = [sys.executable, "-m", "bench"]
 FAST = ["--set", "T=2000"]
@@ -136,7 +137,8 @@ def test_interrupted_grid_reruns_to_completion_without_duplicates(tmp_path):
     db = tmp_path / "i.db"
     args = ["grid", "-m", "pcsgd", "-t", "performative", "--seeds", "0-59", "--set", "T=100000"]
     env = {**os.environ, "BENCH_DB_URL": f"sqlite:///{db}"}
-    proc = subprocess.Popen([*BENCH, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen([*BENCH, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=default_sigint)
     def stored() -> int:
         try:
             return rows(db)[0][0]

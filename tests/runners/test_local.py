@@ -78,11 +78,11 @@ except KeyboardInterrupt:
 
 def _interrupt_then_resume(tmp_path, workers):
     from bench.store import Store
-    from tests.conftest import FIXTURES
+    from tests.conftest import FIXTURES, default_sigint
 
     url = f"sqlite:///{tmp_path}/grid.db"
     script = INTERRUPTED_GRID.format(fixtures=str(FIXTURES), url=url, workers=workers)
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     store = Store.open(url)
     deadline = time.monotonic() + 30
     while store.count() < 3 and time.monotonic() < deadline:

@@ -19,7 +19,7 @@ from bench.spec import Cell, Resources
 from bench.store import Store
 from runners.grid import Entry, expand
 from runners import local
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, default_sigint
 
 ray = pytest.importorskip("ray")
 from runners import ray as ray_runner  # noqa: E402
@@ -181,7 +181,8 @@ def drivers():
 def _start_and_stop(tmp_path, name, sig, drivers):
     url = f"sqlite:///{tmp_path}/{name}.db"
     proc = subprocess.Popen([sys.executable, "-c", KILLED_GRID.format(fixtures=str(FIXTURES), url=url)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
+                            preexec_fn=default_sigint)
     drivers.append(proc)
     store = Store.open(url)
     deadline = time.monotonic() + 180
