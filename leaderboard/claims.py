@@ -260,9 +260,10 @@ class _Judge:
         expect = self.claim.expect
         order, slack = expect.get("order", "increasing"), float(expect.get("slack", 0.0))
         text = " , ".join(f"{g.label()}: {_fmt(m)}" for g, m in zip(self.claim.groups, means))
-        if "margin_se" in expect and self.seeds < 2:
-            return self._make("insufficient seeds", means, text, f"margin_se needs a standard error: 2 seeds or more, {self.seeds} asked")
         if "margin_se" in expect:
+            if self.seeds < 2:
+                return self._make("insufficient seeds", means, text,
+                                  f"margin_se needs a standard error: 2 seeds or more, {self.seeds} asked")
             holds, criteria = self._margin(order, float(expect["margin_se"]))
         elif "min_gap" in expect:
             holds, criteria = self._min_gap(means, order, float(expect["min_gap"]))

@@ -101,6 +101,7 @@ def _train_sft(config: Config, path) -> None:
 def sft_policy(config: Config) -> tuple[str, bool]:
     if config.model not in TINY_SHAPES:
         return config.model, False
+    # version 2: entries written by the family's pre-commit code are not what this code trains; they are not reused
     settings = {"long_context": config.model, "teacher_accuracy": config.teacher_accuracy, "sft_steps": config.sft_steps,
                 "sft_examples": config.sft_examples, "sft_lr": config.sft_lr, "world_seed": config.world_seed, "version": 2}
     return str(cached_dir(config.cache_dir, settings, partial(_train_sft, config))), True

@@ -39,6 +39,10 @@ def is_bandit(claim) -> bool:
     return all(g.task == "preference_bandit" for g in claim.groups)
 
 
+def is_world(claim) -> bool:
+    return claim.scale != "paper-scale" and not is_bandit(claim)
+
+
 def test_claims_file_is_valid():
     registry = Registry.discover()
     paper = load_paper(registry, PAPER)
@@ -53,8 +57,7 @@ def test_claims_file_is_valid():
 
 @pytest.mark.slow
 def test_cpu_claims_give_the_pinned_verdicts(tmp_path):
-    world = lambda c: c.scale != "paper-scale" and not is_bandit(c)  # noqa: E731
-    assert cpu_scale_verdicts(PAPER, tmp_path, seeds=3, claims=world, runs=3 * 3) == EXPECTED
+    assert cpu_scale_verdicts(PAPER, tmp_path, seeds=3, claims=is_world, runs=3 * 3) == EXPECTED
 
 
 @pytest.mark.slow
