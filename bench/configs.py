@@ -7,6 +7,7 @@ so a wrong type or an unknown key is the same one-line error everywhere.
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from typing import Any, Mapping
@@ -58,6 +59,8 @@ def coerce(tp: Any, value: Any) -> Any:
             return value
     elif tp is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not math.isfinite(value):  # a cell's canonical JSON (its run_key) has no inf or nan
+                raise TypeError(f"expected a finite float, got {value!r} (inf and nan cannot be stored in a run's config)")
             return float(value)
     elif tp is str:
         if isinstance(value, str):
