@@ -88,7 +88,7 @@ def submit(address: str | None, args: list[str], db_url: str, working_dir: Path 
     jobs = client(address)
     folder = (working_dir or Path.cwd()).resolve()
     url = make_url(db_url)
-    env_vars = {"BENCH_DB_URL": url.set(password=None).render_as_string(hide_password=False), **(env or {})}
+    env_vars = {"BENCH_DB_URL": url._replace(password=None).render_as_string(hide_password=False), **(env or {})}
     secret = None
     if url.password is not None:
         secret = folder / f"bench_db_password_{secrets.token_hex(8)}"

@@ -33,12 +33,12 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 PASSWORD_FILE_ENV = "BENCH_DB_PASSWORD_FILE"  # a Ray job reads its store's password from this file (bench.cluster)
-_PASSWORD_IN_URL = re.compile(r"(://[^/@:?#]*:)([^@/?#]*)@")
+_PASSWORD_IN_URL = re.compile(r"(://[^:/]*:)([^@]*)@")  # SQLAlchemy's own split: user up to ':', password up to '@'
 
 
 def mask_url(url: str) -> str:
     """The URL with its password as ***, also for a URL that does not parse: the only form ever shown."""
-    return _PASSWORD_IN_URL.sub(lambda m: m.group(1) + "***@", str(url), count=1)
+    return _PASSWORD_IN_URL.sub(lambda m: m.group(1) + "***@", str(url))
 
 
 def resolve_url(url: str | None) -> str:
