@@ -386,6 +386,8 @@ def claims(
             raise BenchError(f"{len(problems)} claims file(s) invalid: {', '.join(s for s, _ in problems)}")
         return
     slugs = [paper] if paper else registry.papers()
+    for slug in slugs:
+        registry.paper_path(slug)  # an unknown paper is refused before the store is opened
     store = Store.open(db, create=False)
     for slug in slugs:
         _print_verdicts(load_paper(registry, slug), evaluate_paper(load_paper(registry, slug), store, registry))
