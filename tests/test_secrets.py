@@ -223,3 +223,26 @@ def test_submitted_job_carries_the_password_in_a_private_file(secret_url, monkey
             cli.main()
         out, err = capsys.readouterr()
         assert ended.value.code == 2 and message in err and password not in out + err
+
+
+def test_a_database_failing_mid_command_is_one_masked_line(monkeypatch, capsys, tmp_path):
+    """A server gone between opening and reading: no traceback, and no password in the line."""
+    from sqlalchemy.exc import OperationalError
+
+    from bench import cli
+    from bench.store import Store
+    from leaderboard import queries
+
+    url = f"sqlite:///{tmp_path / 'b.db'}"
+    Store.open(url)
+
+    def gone(_store):
+        raise OperationalError("SELECT ...", {}, Exception("server closed the connection (postgresql://u:s3cr3t@db/b)\nmore"))
+
+    monkeypatch.setattr(queries, "status_counts", gone)
+    monkeypatch.setattr(sys, "argv", ["bench", "status", "--db", url])
+    with pytest.raises(SystemExit) as ended:
+        cli.main()
+    _, err = capsys.readouterr()
+    assert ended.value.code == 2
+    assert err == "error: database error: server closed the connection (postgresql://u:***@db/b)\n"
