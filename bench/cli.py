@@ -421,7 +421,6 @@ def reproduce(
     """Run every cell a paper's claims need (resuming), then print the verdicts."""
     from bench.store import Store
     from leaderboard.claims import evaluate_paper, load_paper, paper_cells
-
     from runners.grid import MAX_SEEDS
 
     _check_runner(runner, address)

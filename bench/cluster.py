@@ -3,6 +3,8 @@
 A submitted job runs `python -m bench <args>` on the cluster's head, with this working
 directory uploaded (without .venv, .git, local databases) and the store's URL passed as
 `BENCH_DB_URL`, so every node and the driver write to one database (PostgreSQL on a cluster).
+A submitted `grid` runs on Ray (`--runner ray` is added unless given): inside a job, Ray
+connects to the job's own cluster.
 
 The password is not in that URL: Ray's dashboard shows every job's entrypoint and runtime env
 to anyone who can reach it. It travels as a file of mode 0600 inside the uploaded working
@@ -11,17 +13,14 @@ directory (Ray keeps Unix modes when it unpacks a package on a node), named by
 The file exists on this machine only while the directory is zipped and uploaded. On the
 cluster it sits, like the code, in Ray's package store and the job's unpacked copy, readable
 by the account that runs Ray, which can read a job's environment anyway.
-A submitted `grid` runs on Ray (`--runner ray` is added unless given): inside a job, Ray
-connects to the job's own cluster.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import shlex
 from pathlib import Path
-
-import secrets
 
 from sqlalchemy.engine import make_url
 

@@ -94,6 +94,7 @@ def _cases():
         ("run-c-neg-inf", PCSGD + ["--set", "c=-inf"], "finite"),
         ("run-c-1e999", PCSGD + ["--set", "c=1e999"], "finite"),
         ("run-c-Infinity", PCSGD + ["--set", "c=Infinity"], "finite"),
+        ("run-c-huge-int", PCSGD + ["--set", "c=1" + "0" * 400], "an integer of 401 digits"),
         ("run-task-beta-inf", PCSGD + ["--set", "task.beta=inf"], "finite"),
         ("run-task-beta-nan", PCSGD + ["--set", "task.beta=NaN"], "finite"),
         ("run-seed-neg", RUN + ["--seed", "-1"], "bad seed -1"),

@@ -64,3 +64,6 @@ def test_non_finite_floats_are_refused(key, text):
 
 def test_large_finite_floats_still_pass():
     assert parse_overrides(Config, {"c": "1e300", "epsilon": "-1e-300"}, "toy") == {"c": 1e300, "epsilon": -1e-300}
+    with pytest.raises(BenchError, match="an integer of 401 digits"):  # beyond any float: refused, no OverflowError
+        parse_overrides(Config, {"c": "1" + "0" * 400}, "toy")
+    assert parse_overrides(Config, {"T": "1" + "0" * 30}, "toy") == {"T": 10**30}  # ints stay exact
