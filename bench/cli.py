@@ -69,13 +69,41 @@ def list_(kind: Annotated[Kind, typer.Argument(help="methods, tasks or papers")]
 
 
 def _seeds(seed: Optional[int], seeds: Optional[str]) -> list[int]:
-    from runners.grid import parse_seeds
+    from runners.grid import check_seed, parse_seeds
 
     if seed is not None and seeds is not None:
         raise BenchError("give --seed or --seeds, not both")
     if seeds is not None:
         return parse_seeds(seeds)
-    return [seed if seed is not None else 0]
+    return [check_seed(seed if seed is not None else 0)]
+
+
+MAX_WORKERS = 1024
+
+
+def _check_limits(workers: int, timeout: Optional[float]) -> None:
+    """--workers and --timeout in range, before anything runs (a timeout of nan or inf enforces nothing)."""
+    import math
+
+    if not 1 <= workers <= MAX_WORKERS:
+        raise BenchError(f"--workers {workers}: give 1 to {MAX_WORKERS} worker processes")
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        raise BenchError(f"--timeout {timeout}: give a positive number of seconds (or leave it out for no limit)")
+
+
+def _check_devices(cells, runner: str) -> None:
+    """A local grid needs every cell's hardware here (exit 2, nothing stored); Ray places GPU cells
+    on nodes that have one, or stores them as infeasible."""
+    from bench.execute import device_for
+
+    if runner == "local":
+        for hardware in sorted({cell.hardware for cell in cells}):
+            device_for(hardware)
+
+
+def _exit_on_failures(summary) -> None:
+    if summary.counts.get("failed") or summary.counts.get("timeout"):
+        raise typer.Exit(1)  # the failures are stored; the exit code tells a script
 
 
 def _progress_runner(cells, store, registry, workers: int, timeout: Optional[float], force: bool,
@@ -156,6 +184,8 @@ def run(
     from bench.store import Store
     from runners.grid import entry_from_flag, expand
 
+    _check_limits(workers, timeout)
+    chosen_seeds = _seeds(seed, seeds)
     registry = _registry()
     method_raw, task_raw = split_overrides(set_ or [])
     m = entry_from_flag(registry, "method", method, method_raw)
@@ -164,13 +194,12 @@ def run(
     if reason:
         raise BenchError(f"incompatible pair: {reason}")
     device_for(hardware)
-    grid = expand(registry, [m], [t], _seeds(seed, seeds), [hardware])
+    grid = expand(registry, [m], [t], chosen_seeds, [hardware])
     store = Store.open(db)
     summary = _progress_runner(grid.cells, store, registry, workers, timeout, force)
     _report_summary(summary)
     _print_cells(store, registry, grid.cells)
-    if summary.counts.get("failed") or summary.counts.get("timeout"):
-        raise typer.Exit(1)  # the failures are stored; the exit code tells a script
+    _exit_on_failures(summary)
 
 
 def _print_cells(store, registry, cells) -> None:
@@ -213,9 +242,10 @@ def grid(
     """Run methods x tasks x seeds x hardware; resumes: cells already done are skipped."""
     from bench.configs import split_overrides
     from bench.store import Store
-    from runners.grid import entry_from_flag, expand, load_grid_file, parse_seeds
+    from runners.grid import check_hardware, entry_from_flag, expand, load_grid_file, parse_seeds
 
     _check_runner(runner, address)
+    _check_limits(workers, timeout)
     registry = _registry()
     if file is not None:
         if method or task or set_:
@@ -224,7 +254,7 @@ def grid(
         if seeds is not None:
             spec["seeds"] = parse_seeds(seeds)
         if hardware:
-            spec["hardware"] = hardware
+            spec["hardware"] = check_hardware(hardware)
         for kind in ("method", "task"):
             for entry in spec[kind + "s"]:
                 registry.listing(kind, entry.name)
@@ -236,16 +266,19 @@ def grid(
             "methods": [entry_from_flag(registry, "method", m, method_raw) for m in method],
             "tasks": [entry_from_flag(registry, "task", t, task_raw) for t in task],
             "seeds": parse_seeds(seeds) if seeds is not None else [0],
-            "hardware": hardware or ["cpu"],
+            "hardware": check_hardware(hardware or ["cpu"]),
         }
     built = expand(registry, spec["methods"], spec["tasks"], spec["seeds"], spec["hardware"])
+    if not built.cells:  # one line: the reason of the first combination
+        m, t, hw, reason = built.incompatible[0]
+        raise BenchError(f"the grid has no compatible (method, task, hardware) cell: {m} x {t} [{hw}]: {reason}")
     for m, t, hw, reason in built.incompatible:
         err.print(f"[yellow]incompatible[/yellow] {m} x {t} [{hw}]: {reason}")
-    if not built.cells:
-        raise BenchError("the grid has no compatible (method, task, hardware) cell")
+    _check_devices(built.cells, runner)
     store = Store.open(db)
     summary = _progress_runner(built.cells, store, registry, workers, timeout, force, runner=runner, address=address)
     _report_summary(summary)
+    _exit_on_failures(summary)
 
 
 @app.command()
@@ -307,12 +340,28 @@ def export(
     registry = _registry()
     if task is not None:
         registry.listing("task", task)
+    if output is not None:
+        _check_output(output)
     text = render(Store.open(db, create=False), registry, format.value, task=task)
     if output is None:
         sys.stdout.write(text)
     else:
-        output.write_text(text)
-        err.print(f"wrote {output}")
+        try:
+            output.write_text(text)
+        except OSError as exc:
+            raise BenchError(f"cannot write {output}: {exc.strerror}") from None
+        err.print(f"wrote {output}", highlight=False, markup=False, soft_wrap=True)
+
+
+def _check_output(output: Path) -> None:
+    """-o names a file we may create or replace, in a folder that exists (checked before any work)."""
+    if output.is_dir():
+        raise BenchError(f"cannot write {output}: it is a directory; give a file name")
+    folder = output.parent
+    if not folder.is_dir():
+        raise BenchError(f"cannot write {output}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (output.exists() and not os.access(output, os.W_OK)):
+        raise BenchError(f"cannot write {output}: permission denied")
 
 
 @app.command()
@@ -325,6 +374,8 @@ def claims(
     from bench.store import Store
     from leaderboard.claims import check_all, evaluate_paper, load_paper
 
+    if paper is not None and not paper.strip():
+        raise BenchError("--paper is empty; give a paper slug (bench list papers) or leave --paper out for all")
     registry = _registry()
     if check:
         results = check_all(registry)
@@ -335,6 +386,8 @@ def claims(
             raise BenchError(f"{len(problems)} claims file(s) invalid: {', '.join(s for s, _ in problems)}")
         return
     slugs = [paper] if paper else registry.papers()
+    for slug in slugs:
+        registry.paper_path(slug)  # an unknown paper is refused before the store is opened
     store = Store.open(db, create=False)
     for slug in slugs:
         _print_verdicts(load_paper(registry, slug), evaluate_paper(load_paper(registry, slug), store, registry))
@@ -368,8 +421,12 @@ def reproduce(
     """Run every cell a paper's claims need (resuming), then print the verdicts."""
     from bench.store import Store
     from leaderboard.claims import evaluate_paper, load_paper, paper_cells
+    from runners.grid import MAX_SEEDS
 
     _check_runner(runner, address)
+    _check_limits(workers, timeout)
+    if seeds is not None and not 1 <= seeds <= MAX_SEEDS:
+        raise BenchError(f"--seeds {seeds}: give 1 to {MAX_SEEDS} seeds per cell")
     registry = _registry()
     spec = load_paper(registry, paper)
     cells = paper_cells(spec, registry, seeds=seeds)
@@ -378,10 +435,12 @@ def reproduce(
             out.print(f"{cell.run_key[:12]}  {cell.label()}  task_config={dict(cell.task_config)}")
         out.print(f"{len(cells)} cells")
         return
+    _check_devices(cells, runner)
     store = Store.open(db)
-    _report_summary(_progress_runner(cells, store, registry, workers, timeout, force=False, runner=runner,
-                                     address=address))
+    summary = _progress_runner(cells, store, registry, workers, timeout, force=False, runner=runner, address=address)
+    _report_summary(summary)
     _print_verdicts(spec, evaluate_paper(spec, store, registry, seeds=seeds))
+    _exit_on_failures(summary)
 
 
 @app.command()
@@ -391,17 +450,25 @@ def leaderboard(
     address: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
 ) -> None:
     """Serve the Streamlit leaderboard (read-only) over the store."""
-    from bench.store import Store, resolve_url
+    from bench.store import Store, mask_url, resolve_url
 
+    if not 1 <= port <= 65535:
+        raise BenchError(f"--port {port}: give a TCP port in 1-65535")
+    if not address.strip():
+        raise BenchError("--address is empty; give an address to listen on, e.g. 127.0.0.1")
     url = resolve_url(db)
     Store.open(url, readonly=True)  # a bad or foreign database is a one-line error here, not in the browser
     app_path = Path(__file__).resolve().parent.parent / "leaderboard" / "app.py"
     command = [sys.executable, "-m", "streamlit", "run", str(app_path), "--server.port", str(port),
-               "--server.address", address, "--server.headless", "true", "--browser.gatherUsageStats", "false",
-               "--", "--db", url]
-    err.print(f"leaderboard on http://{address}:{port} (store {url}); Ctrl-C stops it")
+               "--server.address", address, "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    # the URL (and its password) goes to streamlit in its own environment, never on its command
+    # line: `ps` shows every user a command line, but a process's environment only to its owner
+    env = {**os.environ, "BENCH_DB_URL": url}
+    env.pop("BENCH_DB_PASSWORD_FILE", None)  # the URL is complete now
+    err.print(f"leaderboard on http://{address}:{port} (store {mask_url(url)}); Ctrl-C stops it",
+              highlight=False, markup=False, soft_wrap=True)
     sys.stdout.flush()
-    os.execv(sys.executable, command)  # streamlit takes this process over: signals reach it directly
+    os.execve(sys.executable, command, env)  # streamlit takes this process over: signals reach it directly
 
 
 AddressOption = Annotated[Optional[str], typer.Option("--address", envvar="RAY_API_SERVER_ADDRESS",
@@ -419,7 +486,7 @@ def submit(
     from bench.cluster import submit as submit_job
     from bench.store import resolve_url
 
-    job = submit_job(address, list(ctx.args), resolve_url(db), python=python)
+    job = submit_job(address, list(ctx.args), resolve_url(db), python=python)  # masks the password (bench.cluster)
     out.print(job, highlight=False)
     err.print(f"submitted {job}; follow it with: bench jobs --address {address or '<head>'} {job} --follow", highlight=False)
 
@@ -461,10 +528,11 @@ def jobs(
 @db_app.command("upgrade")
 def db_upgrade(db: DbOption = None) -> None:
     """Create or migrate the store's schema to the newest revision (Alembic)."""
-    from bench.store import make_engine, resolve_url, upgrade
+    from bench.store import make_engine, mask_url, resolve_url, upgrade
 
     engine = make_engine(resolve_url(db))
-    out.print(f"{engine.url.render_as_string(hide_password=True)}: schema at {upgrade(engine)}")
+    out.print(f"{mask_url(engine.url.render_as_string(hide_password=True))}: schema at {upgrade(engine)}",
+              highlight=False, markup=False)
 
 
 def main() -> None:
@@ -474,6 +542,7 @@ def main() -> None:
     except BenchError as exc:
         _fail(str(exc))
     except Exception as exc:
+        _database_error(exc)
         # click's usage errors (unknown option, missing flag, bad choice): duck-typed, because
         # typer vendors click under a private module path
         if not (hasattr(exc, "format_message") and hasattr(exc, "exit_code")):
@@ -483,6 +552,19 @@ def main() -> None:
             sys.exit(exc.exit_code)
         _fail(f"{exc.format_message()} (see `{command} --help`)")
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _database_error(exc: Exception) -> None:
+    """A database that fails mid-command (corrupt page, server gone) is one line, password masked."""
+    if "sqlalchemy" not in sys.modules:
+        return
+    from sqlalchemy.exc import DBAPIError
+
+    from bench.store import mask_url
+
+    if isinstance(exc, DBAPIError):
+        lines = str(exc.orig).strip().splitlines() or [type(exc.orig).__name__]
+        _fail(f"database error: {mask_url(lines[0])}")
 
 
 def _fail(message: str) -> None:

@@ -5,17 +5,27 @@ directory uploaded (without .venv, .git, local databases) and the store's URL pa
 `BENCH_DB_URL`, so every node and the driver write to one database (PostgreSQL on a cluster).
 A submitted `grid` runs on Ray (`--runner ray` is added unless given): inside a job, Ray
 connects to the job's own cluster.
+
+The password is not in that URL: Ray's dashboard shows every job's entrypoint and runtime env
+to anyone who can reach it. It travels as a file of mode 0600 inside the uploaded working
+directory (Ray keeps Unix modes when it unpacks a package on a node), named by
+`BENCH_DB_PASSWORD_FILE` relative to the job's working directory, where `resolve_url` reads it.
+The file exists on this machine only while the directory is zipped and uploaded. On the
+cluster it sits, like the code, in Ray's package store and the job's unpacked copy, readable
+by the account that runs Ray, which can read a job's environment anyway.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import shlex
 from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
 from bench.errors import BenchError
+from bench.store import PASSWORD_FILE_ENV, mask_url
 
 DEFAULT_ADDRESS = "http://127.0.0.1:8265"
 EXCLUDES = [".venv", "venv", ".git", "*.db", "*.db-wal", "*.db-shm", "__pycache__", "*.egg-info", ".pytest_cache",
@@ -50,6 +60,9 @@ def job_entrypoint(args: list[str], python: str = "python") -> str:
     if not args:
         raise BenchError("nothing to submit: give the bench command after --, e.g. bench submit -- grid -m sgd -t performative")
     args = list(args)
+    if any(mask_url(a) != a for a in args):
+        raise BenchError("a password in the job's arguments would show on Ray's dashboard: give the store as "
+                         "`bench submit --db URL -- ...` (or BENCH_DB_URL), which passes the password in a private file")
     if args[0] == "grid" and not any(a == "--runner" or a.startswith("--runner=") for a in args):
         args += ["--runner", "ray"]
     return " ".join([shlex.quote(python), "-m", "bench", *map(shlex.quote, args)])
@@ -59,10 +72,10 @@ def check_db_for_cluster(db_url: str) -> None:
     """A job's store must be one database reachable from the head: not a relative SQLite file."""
     try:
         url = make_url(db_url)
-    except Exception:  # noqa: BLE001 - sqlalchemy raises ArgumentError; any parse failure is bad input
-        raise BenchError(f"bad database URL {db_url!r}; e.g. postgresql+psycopg://user:pw@dbhost/bench") from None
+    except Exception:  # noqa: BLE001 - sqlalchemy raises ArgumentError (ValueError for a bad port): bad input
+        raise BenchError(f"bad database URL {mask_url(db_url)!r}; e.g. postgresql+psycopg://user:pw@dbhost/bench") from None
     if url.get_backend_name() == "sqlite" and not (url.database and Path(url.database).is_absolute()):
-        raise BenchError(f"a job on a cluster needs a shared database, not {db_url!r} (a file inside the job's "
+        raise BenchError(f"a job on a cluster needs a shared database, not {mask_url(db_url)!r} (a file inside the job's "
                          "temporary working directory); pass --db postgresql+psycopg://user:pw@dbhost/bench")
 
 
@@ -72,16 +85,31 @@ def submit(address: str | None, args: list[str], db_url: str, working_dir: Path 
     check_db_for_cluster(db_url)
     entrypoint = job_entrypoint(args, python)
     jobs = client(address)
-    runtime_env = {
-        "working_dir": str((working_dir or Path.cwd()).resolve()),
-        "excludes": EXCLUDES,
-        "env_vars": {"BENCH_DB_URL": db_url, **(env or {})},
-    }
+    folder = (working_dir or Path.cwd()).resolve()
+    url = make_url(db_url)
+    env_vars = {"BENCH_DB_URL": url._replace(password=None).render_as_string(hide_password=False), **(env or {})}
+    secret = None
+    if url.password is not None:
+        secret = folder / f"bench_db_password_{secrets.token_hex(8)}"
+        env_vars[PASSWORD_FILE_ENV] = secret.name  # relative: the job runs in its unpacked working directory
+    runtime_env = {"working_dir": str(folder), "excludes": EXCLUDES, "env_vars": env_vars}
     try:
-        return jobs.submit_job(entrypoint=entrypoint, runtime_env=runtime_env)
+        if secret is not None:
+            _write_private(secret, url.password)
+        return jobs.submit_job(entrypoint=entrypoint, runtime_env=runtime_env)  # zips and uploads the folder first
     except (RuntimeError, ValueError, OSError) as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        first = mask_url((str(exc).strip().splitlines() or [type(exc).__name__])[0])
         raise BenchError(f"job submission to {resolve_address(address)} failed: {first}") from None
+    finally:
+        if secret is not None:
+            secret.unlink(missing_ok=True)
+
+
+def _write_private(path: Path, text: str) -> None:
+    """A new file only its owner can read, created with that mode (never briefly world-readable)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
 
 
 def list_jobs(address: str | None) -> list:

@@ -7,6 +7,7 @@ so a wrong type or an unknown key is the same one-line error everywhere.
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from typing import Any, Mapping
@@ -58,7 +59,14 @@ def coerce(tp: Any, value: Any) -> Any:
             return value
     elif tp is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
+            try:
+                number = float(value)
+            except OverflowError:  # an integer beyond any float
+                number = math.inf
+            if not math.isfinite(number):  # a cell's canonical JSON (its run_key) has no inf or nan
+                shown = value if isinstance(value, float) else f"an integer of {len(str(value))} digits"
+                raise TypeError(f"expected a finite float, got {shown!r} (inf and nan cannot be stored in a run's config)")
+            return number
     elif tp is str:
         if isinstance(value, str):
             return value

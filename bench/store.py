@@ -9,13 +9,15 @@ Only the driver process writes.
 from __future__ import annotations
 
 import os
+import re
+import stat
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable
 
 from sqlalchemy import create_engine, delete, event, inspect, select, text
 from sqlalchemy.engine import Engine, make_url
-from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
+from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError, OperationalError
 
 import bench
 from bench import provenance
@@ -30,21 +32,85 @@ MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
+PASSWORD_FILE_ENV = "BENCH_DB_PASSWORD_FILE"  # a Ray job reads its store's password from this file (bench.cluster)
+_PASSWORD_IN_URL = re.compile(r"(://[^:/]*:)([^@]*)@")  # SQLAlchemy's own split: user up to ':', password up to '@'
+
+
+def mask_url(url: str) -> str:
+    """The URL with its password as ***, also for a URL that does not parse: the only form ever shown."""
+    return _PASSWORD_IN_URL.sub(lambda m: m.group(1) + "***@", str(url))
+
+
 def resolve_url(url: str | None) -> str:
-    return url or os.environ.get("BENCH_DB_URL") or DEFAULT_URL
+    """--db, else BENCH_DB_URL, else ./bench.db; an empty --db is refused (it is a typo, not "the default").
+
+    With BENCH_DB_PASSWORD_FILE set (a submitted Ray job), the password is read from that file
+    and put into a URL that carries none, so it never sits on a command line or in a job's env.
+    """
+    if url is not None and not url.strip():
+        raise BenchError("--db is empty; give a database URL such as sqlite:///bench.db (or leave --db out)")
+    if url is None:
+        url = os.environ.get("BENCH_DB_URL")
+        if url is not None and not url.strip():
+            raise BenchError("BENCH_DB_URL is empty; set it to a database URL such as sqlite:///bench.db, or unset it")
+    url = url or DEFAULT_URL
+    secret_file = os.environ.get(PASSWORD_FILE_ENV)
+    if secret_file:
+        url = _with_password_from(url, Path(secret_file))
+    return url
+
+
+def _with_password_from(url: str, path: Path) -> str:
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError):
+        return url  # make_engine reports the bad URL
+    if parsed.password is not None:
+        return url
+    try:
+        password = path.read_text().rstrip("\n")
+    except OSError as exc:
+        raise BenchError(f"cannot read the store's password file {path} ({PASSWORD_FILE_ENV}): {exc.strerror}") from None
+    return parsed.set(password=password).render_as_string(hide_password=False)
 
 
 def _check_sqlite_file(url: str) -> None:
     database = make_url(url).database
-    if not database or database == ":memory:":
+    if not database or database == ":memory:" or database.startswith("file:"):
         return
     path = Path(database)
+    if path.is_dir():
+        raise BenchError(f"{path} is a directory, not a database file; pass --db sqlite:///{path}/bench.db or another file")
     if path.exists() and path.stat().st_size > 0:
-        with path.open("rb") as fh:
-            if fh.read(16) != SQLITE_MAGIC:
-                raise BenchError(f"{path} is not a SQLite database; pass --db with a bench database URL")
-    elif not path.parent.exists():
+        try:
+            with path.open("rb") as fh:
+                magic = fh.read(16)
+        except OSError as exc:
+            raise BenchError(f"cannot read {path}: {exc.strerror}") from None
+        if magic != SQLITE_MAGIC:
+            raise BenchError(f"{path} is not a SQLite database; pass --db with a bench database URL")
+    elif not path.exists() and not path.parent.is_dir():
         raise BenchError(f"cannot create {path}: folder {path.parent} does not exist")
+
+
+def sqlite_path(engine: Engine) -> Path | None:
+    """The file of a SQLite store (None for another backend or an in-memory database)."""
+    database = engine.url.database
+    if engine.dialect.name != "sqlite" or database in (None, "", ":memory:") or database.startswith("file:"):
+        return None
+    return Path(database)
+
+
+def _read_only(path: Path) -> bool:
+    """A file nobody may write (mode without w bits), or one this process may not write.
+
+    The mode is checked too because root passes every access check: a store made read-only on
+    purpose is refused to writers even then, before a cell is computed and then lost.
+    """
+    if not path.exists():
+        return not os.access(path.parent, os.W_OK)
+    return not (path.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) or not os.access(path, os.W_OK) \
+        or not os.access(path.parent, os.W_OK)  # SQLite writes its -wal and -shm files beside the store
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
@@ -58,19 +124,29 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
 
 
 def make_engine(url: str) -> Engine:
+    """An engine for a checked URL; every malformed URL is a one-line error that masks the password."""
+    example = "e.g. sqlite:///bench.db or postgresql+psycopg://user@host/db"
     try:
         parsed = make_url(url)
     except ArgumentError:
-        raise BenchError(f"bad database URL {url!r}; e.g. sqlite:///bench.db or postgresql+psycopg://user@host/db") from None
-    if parsed.get_backend_name() == "sqlite":
+        raise BenchError(f"bad database URL {mask_url(url)!r}; {example}") from None
+    except ValueError as exc:  # a port that is not a number
+        raise BenchError(f"bad database URL {mask_url(url)!r} ({exc}); {example}") from None
+    if parsed.port is not None and not 1 <= parsed.port <= 65535:
+        raise BenchError(f"bad database URL {mask_url(url)!r}: port {parsed.port} is not in 1-65535")
+    backend = parsed.get_backend_name()
+    if backend not in ("sqlite", "postgresql"):
+        raise BenchError(f"database {parsed.drivername!r} in {mask_url(url)!r} is not supported; use SQLite or PostgreSQL, {example}")
+    if backend == "sqlite":
         _check_sqlite_file(url)
         engine = create_engine(url, connect_args={"timeout": 30})
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     try:
-        connect_args = {"connect_timeout": 10} if parsed.get_backend_name() == "postgresql" \
-            and "connect_timeout" not in parsed.query else {}
+        connect_args = {"connect_timeout": 10} if "connect_timeout" not in parsed.query else {}
         return create_engine(url, pool_pre_ping=True, connect_args=connect_args)
+    except NoSuchModuleError:
+        raise BenchError(f"unknown database driver {parsed.drivername!r} in {mask_url(url)!r}; {example}") from None
     except (ModuleNotFoundError, ImportError) as exc:
         raise BenchError(f"no driver for {parsed.drivername}: {exc}; install it (e.g. pip install psycopg)") from None
 
@@ -105,10 +181,33 @@ def upgrade(engine: Engine) -> str:
     return SCHEMA_HEAD
 
 
+def known_revisions() -> list[str]:
+    """The revision ids of this code's migration scripts, read from the files (no Alembic import)."""
+    pattern = re.compile(r"^revision(?:\s*:\s*str)?\s*=\s*[\"']([^\"']+)[\"']", re.MULTILINE)
+    return [m.group(1) for script in sorted((MIGRATIONS / "versions").glob("*.py"))
+            for m in pattern.finditer(script.read_text())]
+
+
+def _check_pages(connection, engine: Engine) -> None:
+    """SQLite: every page of the file is readable and consistent (a corrupt file is refused before
+    a cell runs, and `db upgrade` never reports success on one). Read-only; milliseconds per MB."""
+    if sqlite_path(engine) is None:
+        return
+    try:
+        problems = [row[0] for row in connection.exec_driver_sql("PRAGMA quick_check(3)")]
+    except DatabaseError as exc:  # a page so broken that the check itself stops
+        problems = [_first_line(exc.orig)]
+    if problems != ["ok"]:
+        raise BenchError(f"{sqlite_path(engine)} is a corrupt SQLite database ({'; '.join(problems)}); "
+                         "restore it from a backup or pass --db with another store")
+
+
 def schema_state(engine: Engine) -> str:
-    """'empty', 'current', 'old:<rev>' or 'foreign'."""
+    """'empty', 'current', 'old:<rev>' or 'foreign'; a corrupt file or a newer schema is a BenchError."""
+    shown = mask_url(engine.url.render_as_string(hide_password=True))
     try:
         with engine.connect() as connection:
+            _check_pages(connection, engine)
             tables = set(inspect(connection).get_table_names())
             if not tables:
                 return "empty"
@@ -116,12 +215,20 @@ def schema_state(engine: Engine) -> str:
                 return "foreign"
             revision = connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
     except OperationalError as exc:
-        raise BenchError(f"cannot open database {engine.url.render_as_string(hide_password=True)}: {exc.orig}") from None
+        raise BenchError(f"cannot open database {shown}: {_first_line(exc.orig)}") from None
     except DatabaseError as exc:
-        raise BenchError(f"{engine.url.render_as_string(hide_password=True)} is not a readable database: {exc.orig}") from None
+        raise BenchError(f"{shown} is not a readable database: {_first_line(exc.orig)}") from None
     if revision == SCHEMA_HEAD:
         return "current"
+    if revision not in known_revisions():
+        raise BenchError(f"database schema is at revision {revision!r}, newer than (or unknown to) this code's "
+                         f"{SCHEMA_HEAD}: update bench to the version that wrote it; nothing was changed")
     return f"old:{revision}"
+
+
+def _first_line(exc: object) -> str:
+    lines = str(exc).strip().splitlines()
+    return mask_url(lines[0]) if lines else type(exc).__name__
 
 
 class Store:
@@ -141,6 +248,10 @@ class Store:
         if not create and engine.dialect.name == "sqlite" and database not in (None, "", ":memory:") \
                 and not Path(database).exists():
             raise BenchError(f"no bench store at {database}: run `bench run` or `bench grid` first, or pass --db")
+        path = sqlite_path(engine)
+        if create and path is not None and _read_only(path):
+            raise BenchError(f"the store {path} is read-only: a run could not be stored; make it writable "
+                             "(and its folder) or pass --db with another store")
         state = schema_state(engine)
         if state == "empty" and create:
             upgrade(engine)
@@ -153,7 +264,7 @@ class Store:
             raise BenchError(f"database schema is at revision {state[4:]}, this code needs {SCHEMA_HEAD}: run `bench db upgrade`")
         elif state == "empty":
             raise BenchError(f"{engine.url.render_as_string(hide_password=True)} holds no bench store yet: run a grid or `bench db upgrade` first")
-        if not readonly:
+        if not readonly and not (path is not None and _read_only(path)):  # reading a read-only store is fine
             _enable_wal(engine)
         return cls(engine)
 

@@ -18,7 +18,7 @@ import streamlit as st
 
 from bench.errors import BenchError
 from bench.registry import Registry
-from bench.store import Store, resolve_url
+from bench.store import Store, mask_url, resolve_url
 from leaderboard import claims as claims_lib
 from leaderboard import queries
 
@@ -221,7 +221,7 @@ def main() -> None:
         view = st.radio("view", VIEWS, index=VIEWS.index(wanted) if wanted in VIEWS else 0)
         if st.button("refresh"):
             st.cache_data.clear()
-        st.caption(f"store: {url}")
+        st.caption(f"store: {mask_url(url)}")  # every viewer sees the sidebar: never the password
     try:
         _store(url)
     except BenchError as exc:

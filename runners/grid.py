@@ -38,28 +38,46 @@ class Grid:
     incompatible: list[tuple[str, str, str, str]]  # (method, task, hardware, reason)
 
 
+MAX_SEED = 2**31 - 1  # runs.seed is a 32-bit integer on PostgreSQL
+MAX_SEEDS = 10_000  # seeds in one command: more is a typo (0-99999999999), not an experiment
+_SEEDS_HELP = f"use integers in 0-{MAX_SEED}, a range such as 0-9, or a list such as 0,3,5 (at most {MAX_SEEDS} seeds)"
+
+
+def check_seed(seed: int) -> int:
+    """One seed, in range for every store: 0 <= seed < 2**31."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise BenchError(f"bad seed {seed!r}: {_SEEDS_HELP}")
+    return seed
+
+
 def parse_seeds(text: str | int | list) -> list[int]:
-    """'0-9' -> 0..9, '0,3,5' -> [0, 3, 5], 7 -> [7]."""
-    if isinstance(text, int) and not isinstance(text, bool) and text >= 0:
-        return [text]
+    """'0-9' -> 0..9, '0,3,5' -> [0, 3, 5], 7 -> [7]; checked (range, count) before any list is built."""
     if isinstance(text, list):
-        return [s for part in text for s in parse_seeds(part)]
-    seeds: list[int] = []
-    try:
-        for part in str(text).split(","):
-            part = part.strip()
-            if "-" in part:
-                lo, hi = (int(x) for x in part.split("-", 1))
-                if hi < lo:
-                    raise ValueError
-                seeds.extend(range(lo, hi + 1))
-            else:
-                seeds.append(int(part))
-        if any(s < 0 for s in seeds):
-            raise ValueError
-    except ValueError:
-        raise BenchError(f"bad seeds {text!r}: use a non-negative integer, a range such as 0-9, or a list such as 0,3,5") from None
-    return sorted(set(seeds))
+        if not text:
+            raise BenchError(f"bad seeds []: {_SEEDS_HELP}")
+        seeds = sorted({s for part in text for s in parse_seeds(part)})
+    elif isinstance(text, int) and not isinstance(text, bool):
+        seeds = [check_seed(text)]
+    else:
+        if not isinstance(text, str):
+            raise BenchError(f"bad seeds {text!r}: {_SEEDS_HELP}")
+        found: set[int] = set()
+        for part in text.split(","):
+            lo_text, dash, hi_text = part.strip().partition("-")
+            try:
+                lo = int(lo_text)
+                hi = int(hi_text) if dash else lo
+            except ValueError:
+                raise BenchError(f"bad seeds {text!r}: {_SEEDS_HELP}") from None
+            if not 0 <= lo <= hi <= MAX_SEED:
+                raise BenchError(f"bad seeds {text!r}: {_SEEDS_HELP}")
+            if hi - lo + 1 + len(found) > MAX_SEEDS:  # before the range is listed
+                raise BenchError(f"too many seeds in {text!r}: at most {MAX_SEEDS} in one command")
+            found.update(range(lo, hi + 1))
+        seeds = sorted(found)
+    if len(seeds) > MAX_SEEDS:
+        raise BenchError(f"too many seeds ({len(seeds)}): at most {MAX_SEEDS} in one command")
+    return seeds
 
 
 def make_cell(registry: Registry, method: Entry, task: Entry, seed: int, hardware: str = "cpu") -> Cell:
@@ -115,20 +133,36 @@ def _entries(items: Any, key: str) -> list[Entry]:
 def load_grid_file(path: Path) -> dict[str, Any]:
     """methods, tasks, seeds, hardware from a YAML grid file (validated shapes, names unchecked)."""
     try:
-        data = yaml.safe_load(Path(path).read_text())
+        data = yaml.safe_load(Path(path).read_bytes().decode("utf-8"))
     except OSError as exc:
         raise BenchError(f"cannot read grid file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise BenchError(f"grid file {path} is not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     except yaml.YAMLError as exc:
-        raise BenchError(f"grid file {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+        raise BenchError(f"grid file {path} is not valid YAML: {' '.join(str(exc).split())}") from None
+    except RecursionError:
+        raise BenchError(f"grid file {path} nests too deeply to be a grid") from None
     if not isinstance(data, dict):
         raise BenchError(f"grid file {path}: expected a mapping with methods, tasks, seeds, hardware")
     unknown = set(data) - {"methods", "tasks", "seeds", "hardware"}
     if unknown:
         raise BenchError(f"grid file {path}: unknown keys {sorted(unknown)}; allowed: methods, tasks, seeds, hardware")
-    hardware = data.get("hardware", ["cpu"])
     return {
         "methods": _entries(data.get("methods"), "methods"),
         "tasks": _entries(data.get("tasks"), "tasks"),
         "seeds": parse_seeds(data.get("seeds", 0)),
-        "hardware": [hardware] if isinstance(hardware, str) else list(hardware),
+        "hardware": check_hardware(data.get("hardware", ["cpu"]), f"grid file {path}: hardware"),
     }
+
+
+def check_hardware(hardware: Any, where: str = "hardware") -> list[str]:
+    """A hardware name or a non-empty list of them, each cpu, cuda or cuda:<class>."""
+    items = [hardware] if isinstance(hardware, str) else hardware
+    if not isinstance(items, list) or not items or not all(isinstance(h, str) for h in items):
+        raise BenchError(f"{where} must be a name or a list of names (cpu, cuda, cuda:<gpu class>), not {hardware!r}")
+    for item in items:
+        try:
+            validate_hardware(item)
+        except ValueError as exc:
+            raise BenchError(str(exc)) from None
+    return list(dict.fromkeys(items))

@@ -105,7 +105,8 @@ def test_grid_stores_failures_and_timeouts_and_finishes_the_rest(tmp_path):
     )
     db = tmp_path / "g.db"
     proc = bench("grid", "--file", str(grid), "--timeout", "3", "--workers", "2", db=db)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # like `run`: failures are stored, and the exit code tells a script
+    assert "cells: 2 done, 3 failed, 1 timeout" in proc.stderr
     statuses = dict(((m, t), s) for m, t, s in rows(db, "SELECT method, json_extract(task_config, '$.beta'), status FROM runs"))
     assert statuses[("dicesgd", 0.01)] == "timeout"  # 5e7 steps cannot finish in 3 s
     assert statuses[("sgd", 0.2)] == statuses[("pcsgd", 0.2)] == "failed"  # aβ = 2 > 1: no PS point

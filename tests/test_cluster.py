@@ -96,6 +96,19 @@ def test_submitted_grid_runs_on_the_cluster_and_lands_in_postgres(ray_head, pg_u
     assert listed.returncode == 0 and job in listed.stdout and "SUCCEEDED" in listed.stdout
     runs = Store.open(pg_url).runs()
     assert len(runs) == 6 and {r.status for r in runs} == {"done"} and {r.runner for r in runs} == {"ray"}
+    # the job reached PostgreSQL with a password that the dashboard never showed: it came in a 0600 file
+    import json
+
+    from ray.job_submission import JobSubmissionClient
+    from sqlalchemy.engine import make_url
+
+    info = JobSubmissionClient(ray_head).get_job_info(job)
+    shown = info.entrypoint + json.dumps(info.runtime_env) + sent.stdout + sent.stderr + listed.stdout
+    password = make_url(pg_url).password
+    assert f":{password}@" not in shown and password not in info.entrypoint
+    env_vars = info.runtime_env["env_vars"]
+    assert make_url(env_vars["BENCH_DB_URL"]).password is None and env_vars["BENCH_DB_PASSWORD_FILE"].startswith("bench_db_password_")
+    assert not list(ROOT.glob("bench_db_password_*"))  # removed from the checkout once uploaded
     assert sorted((r.method, r.seed) for r in runs) == [(m, s) for m in ("pcsgd", "sgd") for s in range(3)]
 
 

@@ -50,3 +50,20 @@ def test_build_and_dump_round_trip():
     assert config_dict(config) == {"T": 5, "c": 1.0, "epsilon": None, "name": "x", "flag": False, "betas": [0.3]}
     with pytest.raises(BenchError, match="expected int"):
         build_config(Config, {"T": "5"}, "m")
+
+
+@pytest.mark.parametrize("key,text", [("c", "inf"), ("c", "-inf"), ("c", "nan"), ("c", "1e999"), ("epsilon", "Infinity"),
+                                      ("betas", "0.1,nan"), ("betas", "[inf]")])
+def test_non_finite_floats_are_refused(key, text):
+    """A cell's canonical JSON (its run_key) cannot hold inf or nan: such a value is bad input."""
+    with pytest.raises(BenchError, match="finite|expected float"):
+        parse_overrides(Config, {key: text}, "toy")
+    with pytest.raises(BenchError):
+        build_config(Config, {"c": float(text) if key == "c" else float("inf")}, "toy")
+
+
+def test_large_finite_floats_still_pass():
+    assert parse_overrides(Config, {"c": "1e300", "epsilon": "-1e-300"}, "toy") == {"c": 1e300, "epsilon": -1e-300}
+    with pytest.raises(BenchError, match="an integer of 401 digits"):  # beyond any float: refused, no OverflowError
+        parse_overrides(Config, {"c": "1" + "0" * 400}, "toy")
+    assert parse_overrides(Config, {"T": "1" + "0" * 30}, "toy") == {"T": 10**30}  # ints stay exact

@@ -146,7 +146,7 @@ def test_db_upgrade_migrates_an_existing_postgres_database(pg_url):
     store = Store.open(pg_url)
     store.save(_record(), runner="local")
     with store.engine.begin() as connection:  # an older revision than this code's
-        connection.execute(text("UPDATE alembic_version SET version_num = '0000_older'"))
+        connection.execute(text("UPDATE alembic_version SET version_num = '0001_initial'"))  # a revision this code knows
     with pytest.raises(BenchError, match="bench db upgrade"):
         Store.open(pg_url)
     with store.engine.begin() as connection:

@@ -92,7 +92,7 @@ def test_old_schema_and_missing_store_are_messages(tmp_path, monkeypatch):
     url = f"sqlite:///{tmp_path / 'old.db'}"
     store = Store.open(url)
     with store.engine.begin() as connection:
-        connection.execute(text("UPDATE alembic_version SET version_num = '0000_older'"))
+        connection.execute(text("UPDATE alembic_version SET version_num = '0001_initial'"))  # a revision this code knows
     assert "bench db upgrade" in _run(url, monkeypatch).error[0].value
     assert "no bench store" in _run(f"sqlite:///{tmp_path / 'none.db'}", monkeypatch).error[0].value
     assert not (tmp_path / "none.db").exists()  # the app never creates or writes a database

@@ -1,7 +1,9 @@
+import time
+
 import pytest
 
 from bench.errors import BenchError
-from runners.grid import Entry, expand, load_grid_file, make_cell, parse_seeds
+from runners.grid import MAX_SEED, MAX_SEEDS, Entry, check_seed, expand, load_grid_file, make_cell, parse_seeds
 
 
 def test_parse_seeds():
@@ -9,9 +11,36 @@ def test_parse_seeds():
     assert parse_seeds("3,1,1") == [1, 3]
     assert parse_seeds(7) == [7]
     assert parse_seeds([0, "2-3"]) == [0, 2, 3]
-    for bad in ("a", "5-2", "-1", True):
-        with pytest.raises(BenchError, match="bad seeds"):
+    for bad in ("a", "5-2", "-1", True, "", "3-", "1,", None, 1.5, [], [0, -2], 2**31, str(2**31), f"0-{2**31}"):
+        with pytest.raises(BenchError, match="bad seeds? "):
             parse_seeds(bad)
+    assert parse_seeds(str(MAX_SEED)) == [2**31 - 1]  # the largest seed a 32-bit runs.seed holds
+
+
+def test_seed_count_is_capped_before_a_list_is_built():
+    started = time.perf_counter()
+    for huge in ("0-99999999999", f"0-{MAX_SEED}", [f"0-{MAX_SEEDS - 1}", MAX_SEEDS + 7]):
+        with pytest.raises(BenchError, match=f"at most {MAX_SEEDS}"):
+            parse_seeds(huge)
+    assert time.perf_counter() - started < 0.5  # 10**11 integers were never listed
+    assert len(parse_seeds(f"0-{MAX_SEEDS - 1}")) == MAX_SEEDS
+    with pytest.raises(BenchError, match="bad seed -1"):
+        check_seed(-1)
+    assert check_seed(0) == 0
+
+
+def test_grid_file_hardware_and_encoding_are_checked(tmp_path):
+    path = tmp_path / "grid.yaml"
+    for hardware, message in (("5", "not 5"), ("[5]", "not \\[5\\]"), ("[null]", "not \\[None\\]"), ("[]", "not \\[\\]"),
+                              ("[tpu]", "hardware 'tpu'")):
+        path.write_text(f"methods: [a]\ntasks: [b]\nhardware: {hardware}\n")
+        with pytest.raises(BenchError, match=message):
+            load_grid_file(path)
+    path.write_text("methods: [a]\ntasks: [b]\nhardware: [cpu, cuda:a100, cpu]\n")
+    assert load_grid_file(path)["hardware"] == ["cpu", "cuda:a100"]
+    path.write_bytes("methods: [caf\u00e9]\ntasks: [b]\n".encode("latin-1"))
+    with pytest.raises(BenchError, match="is not UTF-8 text"):
+        load_grid_file(path)
 
 
 def test_cells_carry_full_configs(toy_registry):
