@@ -144,11 +144,11 @@ def release(engine, owner: str) -> None:
         connection.execute(delete(Lease).where(Lease.owner == owner))
 
 
-def _row(record: RunRecord, runner: str, environment_id: int, code_version: str) -> dict:
+def _row(record: RunRecord, runner: str, environment_id: int, code_version: str, key: str | None = None) -> dict:
     cell = record.cell
     started = datetime.fromtimestamp(record.started_at, timezone.utc).replace(tzinfo=None) if record.started_at else None
     return dict(
-        run_key=cell.run_key, setting_key=cell.setting_key, method=cell.method, method_config=dict(cell.method_config),
+        run_key=key or cell.run_key, setting_key=cell.setting_key, method=cell.method, method_config=dict(cell.method_config),
         task=cell.task, task_version=record.task_version, task_config=dict(cell.task_config), seed=int(cell.seed),
         hardware=cell.hardware, status=record.status, error=record.error, started_at=started,
         finished_at=datetime.now(timezone.utc).replace(tzinfo=None), wall_s=record.wall_s,
@@ -157,14 +157,16 @@ def _row(record: RunRecord, runner: str, environment_id: int, code_version: str)
 
 
 def save_batch(engine, records: list[tuple[RunRecord, str]], environment_id: int, code_version: str,
-               force: bool = False, owner: str | None = None) -> set[str]:
+               force: bool = False, owner: str | None = None, keys: list[str] | None = None) -> set[str]:
     """Save (record, runner) pairs in one transaction; releases `owner`'s leases on them.
 
+    `keys`, if given, are the records' run_keys (a sha256 of the canonical cell: computed once).
     Returns the run_keys not written because a `done` run was already stored (never without force).
     """
     from bench.store import _dialect_insert
 
-    latest = {record.cell.run_key: (record, runner) for record, runner in records}  # one row per run_key
+    keys = keys or [record.cell.run_key for record, _ in records]
+    latest = dict(zip(keys, records))  # one row per run_key: the last
     keys = list(latest)
     with engine.begin() as connection:
         _write_lock(connection)
@@ -179,7 +181,7 @@ def save_batch(engine, records: list[tuple[RunRecord, str]], environment_id: int
             connection.execute(delete(MetricValue).where(clause))
         for clause in _keys_in(CurvePoint.run_key, write):
             connection.execute(delete(CurvePoint).where(clause))
-        rows = [_row(*latest[k], environment_id, code_version) for k in write]
+        rows = [_row(*latest[k], environment_id, code_version, k) for k in write]
         insert = _dialect_insert(connection)(Run.__table__)
         columns = [c for c in rows[0] if c != "run_key"]
         connection.execute(insert.on_conflict_do_update(index_elements=["run_key"],
@@ -209,6 +211,7 @@ class Writer:
         self.flush_s, self.flush_runs = flush_s, flush_runs
         self.owner = owner_id()
         self.pending: list[RunRecord] = []
+        self._keys: list[str] = []  # run_keys of the pending records
         self.leased: set[str] = set()
         self.saved = 0  # records written by this driver
         self.kept = 0  # records dropped because a done run was already stored
@@ -245,6 +248,7 @@ class Writer:
     # -- saves
     def add(self, record: RunRecord) -> None:
         self.pending.append(record)
+        self._keys.append(record.cell.run_key)
         if len(self.pending) >= self.flush_runs or time.monotonic() - self._last_flush >= self.flush_s:
             self.flush()
 
@@ -254,11 +258,12 @@ class Writer:
         batch = [(r, self.runner) for r in self.pending]
         environment_id = self._retrying(self.store.environment_id)
         kept = self._retrying(lambda: save_batch(self.store.engine, batch, environment_id, self.store._code_version,
-                                                 self.force, self.owner))
-        self.saved += len(batch) - len(kept)
+                                                 self.force, self.owner, self._keys))
+        self.saved += len(set(self._keys)) - len(kept)
         self.kept += len(kept)
-        self.leased -= {r.cell.run_key for r in self.pending}
+        self.leased -= set(self._keys)
         self.pending.clear()
+        self._keys.clear()
         self._last_flush = time.monotonic()
 
     def close(self) -> None:
