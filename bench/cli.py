@@ -26,6 +26,8 @@ err = Console(stderr=True)
 
 DbOption = Annotated[Optional[str], typer.Option("--db", envvar="BENCH_DB_URL",
                      help="SQLAlchemy URL of the store (default sqlite:///bench.db).")]
+StoreRetryOption = Annotated[Optional[float], typer.Option(
+    "--store-retry", envvar="BENCH_STORE_RETRY_S", help="Seconds saves retry while the store is unreachable (default 60).")]
 SetOption = Annotated[Optional[list[str]], typer.Option("--set", help="Override a config field: key=value (method) or task.key=value.")]
 
 
@@ -162,6 +164,10 @@ def _report_summary(summary) -> None:
     parts = [f"{n} {status}" for status, n in sorted(summary.counts.items())]
     if summary.already_done:
         parts.append(f"{summary.already_done} already done (skipped; --force reruns)")
+    if summary.leased:
+        parts.append(f"{summary.leased} run by another driver now (skipped)")
+    if summary.kept:
+        parts.append(f"{summary.kept} finished but kept the stored done run (--force replaces it)")
     err.print("cells: " + (", ".join(parts) if parts else "nothing to run"))
 
 
@@ -176,12 +182,14 @@ def run(
     workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
     timeout: Annotated[Optional[float], typer.Option(help="Hard limit per cell, seconds.")] = None,
     force: Annotated[bool, typer.Option(help="Rerun cells already done.")] = False,
+    store_retry: StoreRetryOption = None,
     db: DbOption = None,
 ) -> None:
     """Run one method on one task (one or more seeds) and store the runs."""
     from bench.configs import split_overrides
     from bench.execute import device_for
     from bench.store import Store
+    from bench.writes import retry_budget
     from runners.grid import entry_from_flag, expand
 
     _check_limits(workers, timeout)
@@ -195,7 +203,9 @@ def run(
         raise BenchError(f"incompatible pair: {reason}")
     device_for(hardware)
     grid = expand(registry, [m], [t], chosen_seeds, [hardware])
+    retry_s = retry_budget(store_retry)
     store = Store.open(db)
+    store.retry_s = retry_s
     summary = _progress_runner(grid.cells, store, registry, workers, timeout, force)
     _report_summary(summary)
     _print_cells(store, registry, grid.cells)
@@ -237,11 +247,13 @@ def grid(
     workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
     timeout: Annotated[Optional[float], typer.Option(help="Hard limit per cell, seconds.")] = None,
     force: Annotated[bool, typer.Option(help="Rerun cells already done.")] = False,
+    store_retry: StoreRetryOption = None,
     db: DbOption = None,
 ) -> None:
     """Run methods x tasks x seeds x hardware; resumes: cells already done are skipped."""
     from bench.configs import split_overrides
     from bench.store import Store
+    from bench.writes import retry_budget
     from runners.grid import check_hardware, entry_from_flag, expand, load_grid_file, parse_seeds
 
     _check_runner(runner, address)
@@ -275,7 +287,9 @@ def grid(
     for m, t, hw, reason in built.incompatible:
         err.print(f"[yellow]incompatible[/yellow] {m} x {t} [{hw}]: {reason}")
     _check_devices(built.cells, runner)
+    retry_s = retry_budget(store_retry)
     store = Store.open(db)
+    store.retry_s = retry_s
     summary = _progress_runner(built.cells, store, registry, workers, timeout, force, runner=runner, address=address)
     _report_summary(summary)
     _exit_on_failures(summary)

@@ -73,3 +73,14 @@ class CurvePoint(Base):
     name: Mapped[str] = mapped_column(String(128))
     step: Mapped[int] = mapped_column(Integer)
     value: Mapped[float] = mapped_column(Float)
+
+
+class Lease(Base):
+    """A cell claimed by a running driver: others skip it while the heartbeat is fresh."""
+
+    __tablename__ = "leases"
+
+    run_key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(128), index=True)  # host:pid:nonce of the driver
+    heartbeat: Mapped[float] = mapped_column(Float)  # unix seconds, renewed while the driver lives
+    acquired: Mapped[float] = mapped_column(Float)

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable
 
-from sqlalchemy import create_engine, delete, event, inspect, select, text
+from sqlalchemy import create_engine, event, inspect, select, text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError, OperationalError
 
@@ -26,7 +26,7 @@ from bench.models import CurvePoint, Environment, MetricValue, Run
 from bench.spec import RunRecord
 
 DEFAULT_URL = "sqlite:///bench.db"
-SCHEMA_HEAD = "0002_setting_key"  # newest Alembic revision; tests check it matches the scripts
+SCHEMA_HEAD = "0003_leases"  # newest Alembic revision; tests check it matches the scripts
 OUR_TABLES = {"runs", "metrics", "curves", "environments"}
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -174,8 +174,12 @@ def upgrade(engine: Engine) -> str:
     if state == "foreign":
         raise BenchError(f"{engine.url.render_as_string(hide_password=True)} holds tables that are not a bench store; refusing to migrate it")
     with engine.begin() as connection:
-        if connection.dialect.name == "postgresql":  # drivers opening one new database at once: one migrates
+        # drivers opening one new database at once: one migrates, inside one transaction, and the
+        # others then find the schema at head (SQLite's DDL is transactional once a write lock is held)
+        if connection.dialect.name == "postgresql":
             connection.execute(text("SELECT pg_advisory_xact_lock(7242025)"))
+        elif connection.dialect.name == "sqlite":
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
         command.upgrade(_alembic_config(connection), "head")
     _enable_wal(engine)
     return SCHEMA_HEAD
@@ -238,6 +242,7 @@ class Store:
         self.engine = engine
         self._environment_id: int | None = None
         self._code_version: str = bench.__version__
+        self.retry_s: float | None = None  # seconds saves retry through an outage (None: BENCH_STORE_RETRY_S or 60)
 
     @classmethod
     def open(cls, url: str | None = None, create: bool = True, readonly: bool = False) -> "Store":
@@ -300,32 +305,16 @@ class Store:
                 done.update(key for key, status in rows if status == "done")
         return done
 
-    def save(self, record: RunRecord, runner: str) -> None:
-        """Insert or replace the run row of this cell, with its metrics and curves, in one transaction."""
-        cell = record.cell
-        key = cell.run_key
-        started = datetime.fromtimestamp(record.started_at, timezone.utc).replace(tzinfo=None) if record.started_at else None
-        values = dict(
-            run_key=key, setting_key=cell.setting_key, method=cell.method, method_config=dict(cell.method_config), task=cell.task,
-            task_version=record.task_version, task_config=dict(cell.task_config), seed=int(cell.seed),
-            hardware=cell.hardware, status=record.status, error=record.error, started_at=started,
-            finished_at=_now(), wall_s=record.wall_s, peak_mem_mb=record.peak_mem_mb, runner=runner,
-            environment_id=self.environment_id(), code_version=self._code_version,
-        )
-        with self.engine.begin() as connection:
-            insert = _dialect_insert(connection)(Run.__table__).values(**values)
-            updates = {k: v for k, v in values.items() if k != "run_key"}
-            connection.execute(insert.on_conflict_do_update(index_elements=["run_key"], set_=updates))
-            connection.execute(delete(MetricValue).where(MetricValue.run_key == key))
-            connection.execute(delete(CurvePoint).where(CurvePoint.run_key == key))
-            if record.metrics:
-                connection.execute(MetricValue.__table__.insert(), [
-                    {"run_key": key, "name": name, "value": float(value)} for name, value in record.metrics.items()
-                ])
-            points = [{"run_key": key, "name": name, "step": int(step), "value": float(value)}
-                      for name, curve in record.curves.items() for step, value in curve]
-            if points:
-                connection.execute(CurvePoint.__table__.insert(), points)
+    def save(self, record: RunRecord, runner: str, force: bool = False) -> bool:
+        """Insert or replace this cell's run with its metrics and curves, in one transaction.
+
+        A stored `done` run is kept (the record dropped, False returned) unless `force`. Drivers
+        save through bench.writes.Writer, which batches these and retries through outages.
+        """
+        from bench.writes import save_batch
+
+        kept = save_batch(self.engine, [(record, runner)], self.environment_id(), self._code_version, force=force)
+        return not kept
 
     def runs(self, **filters) -> list[Run]:
         """Run rows matching equality filters (method=..., task=..., status=...), oldest first."""

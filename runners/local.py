@@ -1,16 +1,25 @@
-"""The local runner: cells in this process, or in forked worker processes with a hard timeout.
+"""The local runner: each cell in its own forked child process, with an optional hard timeout.
 
-Without a timeout and with one worker, cells run in-process (lowest overhead). Otherwise each
-cell runs in its own forked child, so a cell past `timeout` is killed (stored as `timeout`)
-and a crash of one cell cannot take the grid down. Only this driver process writes to the
-store, right after each cell finishes; Ctrl-C leaves every finished cell stored.
+Every cell runs in a forked child, whatever the number of workers: a cell whose process dies (a
+crash in native code, `os._exit`, the out-of-memory killer) is stored as `failed` with its exit
+code or signal and the grid goes on, where the in-process path this replaced took the driver down
+with it and stored nothing. A cell past `timeout` is killed and stored as `timeout`. Forking costs
+a few milliseconds per cell (benchmarks/core_overhead.py prints it).
+
+Workers die with their driver: each child asks Linux for SIGKILL when its parent dies
+(PR_SET_PDEATHSIG), so even kill -9 of the driver leaves none running, and SIGTERM or Ctrl-C
+makes the driver kill them itself. Before a cell starts its driver leases it (bench.writes), so
+drivers sharing a store never run a cell twice. Only the driver writes to the store, in batches,
+and every finished cell is stored on Ctrl-C or SIGTERM.
 """
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing as mp
 import os
 import signal
+import sys
 import threading
 import time
 from collections import Counter, deque
@@ -23,6 +32,7 @@ from bench.execute import execute
 from bench.registry import Registry
 from bench.spec import Cell, RunRecord
 from bench.store import Store
+from bench.writes import Writer
 
 OnRecord = Callable[[RunRecord], None]
 
@@ -31,6 +41,8 @@ OnRecord = Callable[[RunRecord], None]
 class Summary:
     counts: Counter = field(default_factory=Counter)
     already_done: int = 0
+    leased: int = 0  # skipped: another live driver holds the cell
+    kept: int = 0  # finished, but a `done` run was already stored and was kept (no --force)
 
     def add(self, record: RunRecord) -> None:
         self.counts[record.status] += 1
@@ -46,29 +58,50 @@ def pending_cells(cells: list[Cell], store: Store, force: bool) -> tuple[list[Ce
 
 
 def run_cells(cells: list[Cell], store: Store, registry: Registry, workers: int = 1,
-              timeout: float | None = None, force: bool = False, on_record: OnRecord | None = None) -> Summary:
+              timeout: float | None = None, force: bool = False, on_record: OnRecord | None = None,
+              lease_ttl: float | None = None) -> Summary:
     todo, already = pending_cells(cells, store, force)
     summary = Summary(already_done=already)
+    if not todo:
+        return summary
+    writer = Writer(store, "local", force=force, ttl_s=lease_ttl)
 
     def finish(record: RunRecord) -> None:
         if not record.task_version:  # killed or crashed before execute() reported it
             record.task_version = registry.task(record.cell.task).version
-        store.save(record, runner="local")
+        writer.add(record)
         summary.add(record)
         if on_record:
             on_record(record)
 
-    if workers <= 1 and timeout is None:
-        for cell in todo:
-            finish(execute(cell, registry))
-    else:
-        _run_forked(todo, registry, max(workers, 1), timeout, finish)
+    try:
+        with _interrupt_pipe() as interrupted:
+            _drive(todo, registry, max(workers, 1), timeout, finish, interrupted, writer, summary)
+    finally:
+        writer.close()  # flush the last batch, release the leases left: Ctrl-C loses nothing
+        summary.kept = writer.kept
     return summary
 
 
-def _child(cell: Cell, registry: Registry, timeout: float | None, conn: Connection) -> None:
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with(parent: int) -> None:
+    """Have the kernel SIGKILL this child when its driver dies, however it dies (Linux)."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the driver died before the request was in place
+        os._exit(1)
+
+
+def _child(cell: Cell, registry: Registry, timeout: float | None, conn: Connection, parent: int) -> None:
     # Ctrl-C reaches the whole process group; the driver decides, and kills this child
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the driver's handler, inherited through fork
+    _die_with(parent)
     try:
         conn.send(execute(cell, registry, timeout))
         conn.close()
@@ -86,7 +119,7 @@ class _Running:
 
 @contextmanager
 def _interrupt_pipe():
-    """Turn Ctrl-C into a readable file descriptor that the driver loop waits on.
+    """Turn Ctrl-C and SIGTERM into a readable file descriptor that the driver loop waits on.
 
     A KeyboardInterrupt raised wherever SIGINT happens to land can fall inside fork's at-fork
     hooks (logging releases its lock there), where Python prints it as "ignored" and swallows
@@ -99,39 +132,46 @@ def _interrupt_pipe():
         return
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: os.write(write_fd, b"\0"))
+    previous = {sig: signal.signal(sig, lambda signum, frame: os.write(write_fd, b"\0"))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield read_fd
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         os.close(read_fd)
         os.close(write_fd)
 
 
-def _run_forked(todo: list[Cell], registry: Registry, workers: int, timeout: float | None,
-                finish: Callable[[RunRecord], None]) -> None:
-    with _interrupt_pipe() as interrupted:
-        _drive(todo, registry, workers, timeout, finish, interrupted)
-
-
 def _drive(todo: list[Cell], registry: Registry, workers: int, timeout: float | None,
-           finish: Callable[[RunRecord], None], interrupted: int | None) -> None:
+           finish: Callable[[RunRecord], None], interrupted: int | None, writer: Writer, summary: Summary) -> None:
     ctx = mp.get_context("fork")
     queue, running = deque(todo), {}
     watched = [interrupted] if interrupted is not None else []
     try:
         while queue or running:
             while queue and len(running) < workers:
-                cell = queue.popleft()
-                reader, writer = ctx.Pipe(duplex=False)
-                process = ctx.Process(target=_child, args=(cell, registry, timeout, writer), daemon=True)
-                process.start()
-                writer.close()
-                now = time.monotonic()
-                running[reader] = _Running(process, cell, now, now + timeout if timeout else None)
-            deadlines = [r.deadline for r in running.values() if r.deadline is not None]
-            wait_s = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
-            ready = wait(list(running) + watched, timeout=wait_s)
+                batch = [queue.popleft() for _ in range(min(workers - len(running), len(queue)))]
+                claimed, done = writer.claim([c.run_key for c in batch])
+                for cell in batch:
+                    if cell.run_key in done:  # finished by another driver since the grid was planned
+                        summary.already_done += 1
+                    elif cell.run_key not in claimed:  # another live driver runs it
+                        summary.leased += 1
+                    else:
+                        reader, writer_end = ctx.Pipe(duplex=False)
+                        process = ctx.Process(target=_child, args=(cell, registry, timeout, writer_end, os.getpid()),
+                                              daemon=True)
+                        process.start()
+                        writer_end.close()
+                        now = time.monotonic()
+                        running[reader] = _Running(process, cell, now, now + timeout if timeout else None)
+            if not running:
+                continue
+            waits = [r.deadline - time.monotonic() for r in running.values() if r.deadline is not None]
+            if writer.due_in() is not None:
+                waits.append(writer.due_in())
+            ready = wait(list(running) + watched, timeout=max(0.0, min(waits)) if waits else None)
             if interrupted is not None and interrupted in ready:
                 raise KeyboardInterrupt
             for reader in ready:
@@ -139,11 +179,23 @@ def _drive(todo: list[Cell], registry: Registry, workers: int, timeout: float | 
             now = time.monotonic()
             for reader in [r for r, job in running.items() if job.deadline is not None and now >= job.deadline]:
                 finish(_kill(reader, running.pop(reader), timeout))
+            writer.tick()
     finally:
-        for reader, job in running.items():  # Ctrl-C or an error in the driver: no orphans
+        for reader, job in running.items():  # Ctrl-C, SIGTERM or an error in the driver: no orphans
             job.process.kill()
             job.process.join()
             reader.close()
+
+
+def _death(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = "unknown"
+        hint = "; the out-of-memory killer sends SIGKILL" if -exitcode == signal.SIGKILL else ""
+        return f"killed by signal {-exitcode} ({name}{hint})"
+    return f"exit code {exitcode}"
 
 
 def _collect(reader: Connection, job: _Running) -> RunRecord:
@@ -151,7 +203,7 @@ def _collect(reader: Connection, job: _Running) -> RunRecord:
         record = reader.recv()
     except (EOFError, OSError):
         job.process.join()
-        record = RunRecord(job.cell, "failed", error=f"worker process died (exit code {job.process.exitcode}) before reporting",
+        record = RunRecord(job.cell, "failed", error=f"worker process died ({_death(job.process.exitcode)}) before reporting",
                            started_at=time.time() - (time.monotonic() - job.started),
                            wall_s=time.monotonic() - job.started)
     reader.close()

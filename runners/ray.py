@@ -13,14 +13,23 @@ cell is running (not queued inside Ray) and its hard timeout counts from submiss
 cluster shared with other jobs, time queued behind them counts too). A cell past the timeout is
 cancelled (its worker killed) and stored as `timeout`. A worker or node that dies, or a task
 killed for memory, is retried (transient); an exception inside a method is a `failed` record
-returned by `execute`, which Ray sees as success, so it is never retried. Ctrl-C cancels the
-cells in flight; everything finished is already stored, and a rerun (either runner) resumes.
+returned by `execute`, which Ray sees as success, so it is never retried. Ctrl-C or SIGTERM
+cancels the cells in flight; everything finished is stored (in batches, leased like the local
+runner's cells: bench.writes), and a rerun (either runner) resumes.
+
+A local Ray this driver starts ends with it: `run_cells` shuts down a Ray it started itself, and
+a reaper process (runners/reaper.py) kills what is left of it once the driver is gone, even
+after kill -9 (Ray's dashboard and runtime-env agents otherwise outlived it for minutes).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import signal
+import subprocess
+import sys
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -31,6 +40,7 @@ from bench.execute import execute
 from bench.registry import Listing, Registry
 from bench.spec import Cell, RunRecord
 from bench.store import Store
+from bench.writes import Writer
 from runners.local import OnRecord, Summary, pending_cells
 
 TRANSIENT = ("WorkerCrashedError", "NodeDiedError", "OutOfMemoryError", "ObjectLostError", "LocalRayletDiedError")
@@ -104,6 +114,23 @@ def connect(address: str | None, runtime_env: dict | None = None, num_cpus: int 
         ray.shutdown()
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise BenchError(f"cannot reach a Ray cluster at {address or 'a new local Ray'}: {first}") from None
+    if kwargs.get("address") == "local":
+        _start_reaper(os.path.dirname(ray.__file__))
+
+
+_REAPER: subprocess.Popen | None = None
+
+
+def _start_reaper(ray_dir: str) -> None:
+    """A watcher that kills this driver's local Ray once the driver is gone (runners/reaper.py)."""
+    global _REAPER
+    if not sys.platform.startswith("linux"):
+        return
+    if _REAPER is not None and _REAPER.stdin:
+        _REAPER.stdin.close()  # the previous local Ray was shut down: its reaper sweeps and exits
+    _REAPER = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(__file__), "reaper.py"), str(os.getpid()), ray_dir],
+                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True, close_fds=True)
 
 
 def _check_reachable(address: str) -> None:
@@ -162,7 +189,43 @@ def run_cells(cells: list[Cell], store: Store, registry: Registry, address: str 
     summary = Summary(already_done=already)
     if not todo:
         return summary
+    import ray
+
+    owns_ray = not ray.is_initialized()  # a Ray started here is shut down here
     connect(address, runtime_env, num_cpus)
+    writer = Writer(store, "ray", force=force)
+    try:
+        with _sigterm_as_interrupt():
+            _drive(todo, registry, timeout, on_record, on_status, retries, summary, writer)
+    finally:
+        try:
+            writer.close()
+            summary.kept = writer.kept
+        finally:
+            if owns_ray:
+                ray.shutdown()
+    return summary
+
+
+class _sigterm_as_interrupt:
+    """SIGTERM raises KeyboardInterrupt (main thread only), so it leaves the way Ctrl-C does."""
+
+    def __enter__(self):
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGTERM, self._raise)
+
+    @staticmethod
+    def _raise(signum, frame):
+        raise KeyboardInterrupt
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            signal.signal(signal.SIGTERM, self.previous)
+
+
+def _drive(todo: list[Cell], registry: Registry, timeout: float | None, on_record: OnRecord | None,
+           on_status: OnStatus | None, retries: int, summary: Summary, writer: Writer) -> None:
     import ray
 
     counts = {"running": 0, "pending": len(todo)}
@@ -170,7 +233,7 @@ def run_cells(cells: list[Cell], store: Store, registry: Registry, address: str 
     def finish(record: RunRecord) -> None:
         if not record.task_version:
             record.task_version = registry.task(record.cell.task).version
-        store.save(record, runner="ray")
+        writer.add(record)
         summary.add(record)
         counts[record.status] = counts.get(record.status, 0) + 1
         if on_record:
@@ -208,6 +271,14 @@ def run_cells(cells: list[Cell], store: Store, registry: Registry, address: str 
     def submit() -> None:
         while queue and fits(queue[0][3]):
             cell, attempt, options, demand = queue.popleft()
+            claimed, done = writer.claim([cell.run_key])
+            if not claimed:  # finished by, or leased to, another driver meanwhile
+                counts["pending"] -= 1
+                if cell.run_key in done:
+                    summary.already_done += 1
+                else:
+                    summary.leased += 1
+                continue
             ref = remote.options(max_retries=0, retry_exceptions=False, name=f"bench:{cell.method}:{cell.seed}",
                                  **options).remote(cell, payload, timeout)
             inflight[ref] = _InFlight(cell, attempt, time.monotonic(), time.time(), demand)
@@ -227,7 +298,7 @@ def run_cells(cells: list[Cell], store: Store, registry: Registry, address: str 
         submit()
         status()
         while inflight:
-            wait_s = 1.0
+            wait_s = min(1.0, writer.due_in() if writer.due_in() is not None else 1.0)
             if timeout:
                 next_deadline = min(j.started for j in inflight.values()) + timeout
                 wait_s = max(0.0, min(wait_s, next_deadline - time.monotonic()))
@@ -257,10 +328,10 @@ def run_cells(cells: list[Cell], store: Store, registry: Registry, address: str 
                                      started_at=job.wall_start, wall_s=elapsed))
             submit()
             status()
+            writer.tick()
     finally:
-        for ref in list(inflight):  # Ctrl-C or an error in the driver: stop what still runs
+        for ref in list(inflight):  # Ctrl-C, SIGTERM or an error in the driver: stop what still runs
             try:
                 ray.cancel(ref, force=True)
             except Exception:  # noqa: BLE001 - best effort while leaving
                 pass
-    return summary

@@ -118,3 +118,59 @@ def pg_url(pg_server_url):
         unavailable(str(exc))
     yield url
     drop()
+
+
+class PrivatePostgres:
+    """A PostgreSQL server of one test alone (initdb in a temporary folder, trust auth on 127.0.0.1),
+    so a test may stop and restart it without touching the machine's cluster or other tests."""
+
+    def __init__(self):
+        import glob
+        import socket
+        import tempfile
+
+        bins = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+        if not bins and not shutil.which("initdb"):
+            raise Unavailable("no initdb on this machine (PostgreSQL server binaries)")
+        self.bin = os.path.dirname(bins[-1]) if bins else os.path.dirname(shutil.which("initdb"))
+        self.prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        self.data = tempfile.mkdtemp(prefix="bench-pg-")
+        if os.geteuid() == 0:
+            shutil.chown(self.data, "postgres", "postgres")
+        with socket.socket() as probe:
+            probe.bind((HOST, 0))
+            self.port = probe.getsockname()[1]
+        user = "postgres" if os.geteuid() == 0 else os.environ.get("USER", "postgres")
+        self.url = f"postgresql+psycopg://{user}@{HOST}:{self.port}/postgres"
+        self._run("initdb", "-D", self.data, "--auth=trust", "-U", user, "-E", "UTF8")
+        self.start()
+
+    def _run(self, tool: str, *args: str) -> None:
+        done = subprocess.run([*self.prefix, os.path.join(self.bin, tool), *args], capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise Unavailable(f"{tool} failed: {(done.stderr or done.stdout).strip()[:300]}")
+
+    def start(self) -> None:
+        self._run("pg_ctl", "-D", self.data, "-w", "-l", os.path.join(self.data, "log"), "-o",
+                  f"-p {self.port} -k {self.data} -c listen_addresses={HOST} -c fsync=off", "start")
+
+    def stop(self) -> None:
+        self._run("pg_ctl", "-D", self.data, "-w", "-m", "fast", "stop")
+
+    def remove(self) -> None:
+        try:
+            self.stop()
+        except Unavailable:
+            pass
+        shutil.rmtree(self.data, ignore_errors=True)
+
+
+@pytest.fixture
+def private_pg():
+    """A PostgreSQL server this test may stop and start (its URL: .url; .stop(), .start())."""
+    try:
+        server = PrivatePostgres()
+    except (Unavailable, OSError, subprocess.SubprocessError) as exc:
+        unavailable(str(exc))
+    yield server
+    server.remove()

@@ -1,8 +1,10 @@
+import os
 import signal
 import subprocess
 import sys
 import time
 
+import pytest
 from sqlalchemy import text
 
 from runners.grid import Entry, expand
@@ -112,3 +114,82 @@ def test_interrupted_sequential_grid_resumes_without_duplicates(tmp_path):
 
 def test_interrupted_parallel_grid_resumes_without_duplicates(tmp_path):
     _interrupt_then_resume(tmp_path, workers=2)
+
+
+def test_a_dying_cell_in_the_default_mode_is_stored_and_the_grid_goes_on(toy_registry, store):
+    # one worker, no timeout: the default. Run in this process, any of these would end the test run.
+    cells = _cells(toy_registry, [("toy_noisy", {}), ("toy_crash", {"exit_code": 3}), ("toy_crash", {"signal": 11}),
+                                  ("toy_crash", {"signal": 9})], seeds=(0, 1))
+    summary = run_cells(cells, store, toy_registry)
+    assert summary.counts == {"done": 2, "failed": 6}
+    errors = sorted({r.error for r in store.runs(status="failed")})
+    assert errors == ["worker process died (exit code 3) before reporting",
+                      "worker process died (killed by signal 11 (SIGSEGV)) before reporting",
+                      "worker process died (killed by signal 9 (SIGKILL; the out-of-memory killer sends SIGKILL)) "
+                      "before reporting"]
+    assert len(store.runs(status="done")) == 2 and all(r.task_version == 2 for r in store.runs())
+
+
+LONG_GRID = """
+import sys
+sys.path.insert(0, {fixtures!r})
+from bench.registry import Listing, Registry
+from bench.store import Store
+from runners.grid import Entry, expand
+from runners.local import run_cells
+registry = Registry([Listing("task", "toy_target", "toy", "bench_toy.toy_target", "", "t"),
+                     Listing("method", "toy_sleep", "toy", "bench_toy.toy_sleep", "", "t")])
+cells = expand(registry, [Entry("toy_sleep", {{"seconds": 120.0}})], [Entry("toy_target")], list(range(4)), ["cpu"]).cells
+try:
+    run_cells(cells, Store.open({url!r}), registry, workers={workers})
+except KeyboardInterrupt:
+    sys.exit(130)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rpartition(")")[2].split()[0] != "Z"  # a zombie runs nothing
+    except OSError:
+        return False
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/stat") as fh:
+                if name.isdigit() and int(fh.read().rpartition(")")[2].split()[1]) == pid:
+                    found.append(int(name))
+        except (OSError, ValueError):
+            pass
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent-death signal and /proc are Linux")
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_stopping_the_driver_leaves_no_worker_running(tmp_path, sig, workers):
+    from tests.conftest import FIXTURES
+
+    script = LONG_GRID.format(fixtures=str(FIXTURES), url=f"sqlite:///{tmp_path}/grid.db", workers=workers)
+    proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while len(_children(proc.pid)) < workers and time.monotonic() < deadline:
+            time.sleep(0.05)
+        workers_seen = _children(proc.pid)
+        assert len(workers_seen) == workers
+        proc.send_signal(sig)
+        assert proc.wait(timeout=10) == (130 if sig == signal.SIGTERM else -signal.SIGKILL)
+        gone_by = time.monotonic() + 5
+        while any(map(_alive, workers_seen)) and time.monotonic() < gone_by:
+            time.sleep(0.05)
+        assert not any(map(_alive, workers_seen)), f"workers alive 5 s after the driver got signal {sig}"
+    finally:
+        for pid in [proc.pid, *_children(proc.pid)]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

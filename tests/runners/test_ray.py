@@ -229,3 +229,34 @@ def test_cli_grid_on_ray_shows_progress_and_stores_runs(tmp_path):
     again = subprocess.run([sys.executable, "-m", "bench", "grid", "-m", "sgd", "-t", "performative", "--set", "T=2000",
                             "--seeds", "0-2", "--db", url], capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and "3 already done" in again.stderr  # resumed by the local runner
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the reaper reads /proc")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_stopped_ray_driver_leaves_no_ray_process_after_5_s(tmp_path, drivers, sig):
+    from runners.reaper import _processes, _ray_descendants
+
+    url = f"sqlite:///{tmp_path}/stopped.db"
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_GRID.format(fixtures=str(FIXTURES), url=url)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    drivers.append(proc)
+    store, ray_dir = Store.open(url), os.fsencode(os.path.dirname(ray.__file__))
+    deadline = time.monotonic() + 180
+    while store.count() < 2 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    local_ray = _ray_descendants(proc.pid, ray_dir, _processes())
+    names = b" ".join(_processes()[pid][3] for pid in local_ray)
+    assert b"raylet" in names and b"ray::DashboardAgent" in names and b"ray::RuntimeEnvAgent" in names
+    proc.send_signal(sig)
+    assert proc.wait(timeout=60) == (130 if sig == signal.SIGTERM else -signal.SIGKILL)
+    gone_by = time.monotonic() + 5
+
+    def alive():
+        now = _processes()
+        return [now[pid][3][:60] for pid, started in local_ray.items()
+                if pid in now and now[pid][1] == started and now[pid][2] != b"Z"]
+
+    while alive() and time.monotonic() < gone_by:
+        time.sleep(0.2)
+    assert alive() == []

@@ -6,6 +6,7 @@ Create Date: 2026-12-02
 """
 
 import json
+import sqlite3
 
 import sqlalchemy as sa
 from alembic import op
@@ -39,6 +40,15 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("runs") as batch:
-        batch.drop_index("ix_runs_setting_key")
-        batch.drop_column("setting_key")
+    # not batch mode: on SQLite it rebuilds `runs`, and dropping the old table fires the
+    # metrics' and curves' ON DELETE CASCADE, deleting every one of them. Drop the column in place.
+    op.drop_index("ix_runs_setting_key", table_name="runs")
+    if op.get_bind().dialect.name == "sqlite":
+        if sqlite3.sqlite_version_info < (3, 35):
+            from bench.errors import BenchError
+
+            raise BenchError(f"downgrading below 0002 needs SQLite >= 3.35 (ALTER TABLE DROP COLUMN); this is "
+                             f"{sqlite3.sqlite_version}, and rebuilding the table would delete every metric and curve")
+        op.execute("ALTER TABLE runs DROP COLUMN setting_key")
+    else:
+        op.drop_column("runs", "setting_key")

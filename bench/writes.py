@@ -1,0 +1,315 @@
+"""How a driver writes to the store: leases on cells, batched saves, retries through outages.
+
+Leases. A driver claims a cell before it runs it: a row in `leases` (run_key, owner, heartbeat)
+that it renews while it lives. Another driver skips a cell leased by a live owner, so two drivers
+over overlapping grids never run a cell twice. A lease whose heartbeat is older than the TTL
+(its driver was killed, or its host is gone) is taken over, and so at once is one held by a
+process of this host that no longer exists (a rerun right after kill -9). A claim also re-reads
+the run, so a cell that another driver finished since this grid was planned is not run again.
+
+No result is replaced by a worse one: without `force` a save never overwrites a stored `done`
+(a late `timeout` from a second driver once replaced a `done` and zeroed its metrics); the late
+record is dropped and counted.
+
+Batches. Finished cells are saved in one transaction at most every 0.5 s or per 200 records,
+not one transaction per run; the runners close the writer in `finally`, so Ctrl-C loses nothing.
+Each batch transaction holds the store's write lock (SQLite: BEGIN IMMEDIATE; PostgreSQL: a
+transaction-level advisory lock), so its read-then-write is atomic against every other driver.
+
+Outages. A claim, save or heartbeat that fails because the database cannot be reached is
+retried with backoff for `retry_s` (default 60 s; `BENCH_STORE_RETRY_S`, `--store-retry`); then
+the driver stops with one line that says what is stored and how to resume. Nothing finished is
+dropped while it waits, and a retried batch is idempotent (keyed by run_key), so nothing doubles.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+import sys
+import time
+import uuid
+from datetime import datetime, timezone
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+
+from bench.errors import BenchError
+from bench.models import CurvePoint, Lease, MetricValue, Run
+from bench.spec import RunRecord
+
+DEFAULT_RETRY_S = 60.0
+DEFAULT_TTL_S = 60.0
+FLUSH_S, FLUSH_RUNS = 0.5, 200
+CHUNK = 500  # keys per IN (...) list
+SAVE_LOCK = 7242026  # PostgreSQL advisory lock key of the batch transactions (7242025: migrations)
+
+
+def retry_budget(value: float | None = None) -> float:
+    """Seconds a store write keeps retrying through an outage: the flag, BENCH_STORE_RETRY_S, or 60."""
+    raw = value if value is not None else os.environ.get("BENCH_STORE_RETRY_S")
+    if raw is None:
+        return DEFAULT_RETRY_S
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise BenchError(f"store retry time {raw!r}: give a number of seconds >= 0 (default {DEFAULT_RETRY_S:g})")
+    return seconds
+
+
+def owner_id() -> str:
+    return f"{socket.gethostname()[:80]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def _dead_here(owner: str) -> bool:
+    """True if `owner` names a process of this host that no longer exists."""
+    host, _, rest = owner.partition(":")
+    pid = rest.split(":")[0]
+    if host != socket.gethostname()[:80] or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive, another user's
+        return False
+    return False
+
+
+def is_outage(exc: BaseException, dialect: str) -> bool:
+    """A failure of reaching the database (worth waiting for), not of the statement itself."""
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    if dialect == "sqlite":  # a local file: only a lock held past busy_timeout is transient
+        return isinstance(exc, OperationalError) and any(w in str(exc.orig) for w in ("locked", "busy"))
+    return isinstance(exc, (OperationalError, InterfaceError))
+
+
+def _keys_in(column, keys: list[str]):
+    for start in range(0, len(keys), CHUNK):
+        yield column.in_(keys[start:start + CHUNK])
+
+
+def _write_lock(connection) -> None:
+    """Take the store's write lock for this transaction (released at commit or rollback)."""
+    if connection.dialect.name == "sqlite":
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+    elif connection.dialect.name == "postgresql":
+        connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({SAVE_LOCK})")
+
+
+def _done(connection, keys: list[str]) -> set[str]:
+    done: set[str] = set()
+    for clause in _keys_in(Run.run_key, keys):
+        # status filtered here, not in SQL, so SQLite uses the unique run_key index (see Store.done_keys)
+        done.update(k for k, s in connection.execute(select(Run.run_key, Run.status).where(clause)) if s == "done")
+    return done
+
+
+def claim(engine, keys: list[str], owner: str, ttl_s: float, force: bool) -> tuple[set[str], set[str]]:
+    """Lease the free cells among `keys`: returns (claimed, already done). Others are leased elsewhere."""
+    from bench.store import _dialect_insert
+
+    now = time.time()
+    with engine.begin() as connection:
+        _write_lock(connection)
+        for clause in _keys_in(Lease.run_key, keys):
+            connection.execute(delete(Lease).where(clause, Lease.heartbeat < now - ttl_s))
+            held = connection.execute(select(Lease.run_key, Lease.owner).where(clause, Lease.owner != owner)).all()
+            dead = [k for k, o in held if _dead_here(o)]
+            if dead:
+                connection.execute(delete(Lease).where(Lease.run_key.in_(dead)))
+        done = set() if force else _done(connection, keys)
+        free = [k for k in keys if k not in done]
+        if free:
+            insert = _dialect_insert(connection)(Lease.__table__)
+            connection.execute(insert.on_conflict_do_nothing(index_elements=["run_key"]),
+                               [{"run_key": k, "owner": owner, "heartbeat": now, "acquired": now} for k in free])
+        claimed: set[str] = set()
+        for clause in _keys_in(Lease.run_key, free):
+            claimed.update(connection.execute(select(Lease.run_key).where(clause, Lease.owner == owner)).scalars())
+    return claimed, done
+
+
+def heartbeat(engine, owner: str) -> None:
+    with engine.begin() as connection:
+        connection.execute(update(Lease).where(Lease.owner == owner).values(heartbeat=time.time()))
+
+
+def release(engine, owner: str) -> None:
+    with engine.begin() as connection:
+        connection.execute(delete(Lease).where(Lease.owner == owner))
+
+
+def _row(record: RunRecord, runner: str, environment_id: int, code_version: str, key: str | None = None) -> dict:
+    cell = record.cell
+    started = datetime.fromtimestamp(record.started_at, timezone.utc).replace(tzinfo=None) if record.started_at else None
+    return dict(
+        run_key=key or cell.run_key, setting_key=cell.setting_key, method=cell.method, method_config=dict(cell.method_config),
+        task=cell.task, task_version=record.task_version, task_config=dict(cell.task_config), seed=int(cell.seed),
+        hardware=cell.hardware, status=record.status, error=record.error, started_at=started,
+        finished_at=datetime.now(timezone.utc).replace(tzinfo=None), wall_s=record.wall_s,
+        peak_mem_mb=record.peak_mem_mb, runner=runner, environment_id=environment_id, code_version=code_version,
+    )
+
+
+def save_batch(engine, records: list[tuple[RunRecord, str]], environment_id: int, code_version: str,
+               force: bool = False, owner: str | None = None, keys: list[str] | None = None) -> set[str]:
+    """Save (record, runner) pairs in one transaction; releases `owner`'s leases on them.
+
+    `keys`, if given, are the records' run_keys (a sha256 of the canonical cell: computed once).
+    Returns the run_keys not written because a `done` run was already stored (never without force).
+    """
+    from bench.store import _dialect_insert
+
+    keys = keys or [record.cell.run_key for record, _ in records]
+    latest = dict(zip(keys, records))  # one row per run_key: the last
+    keys = list(latest)
+    with engine.begin() as connection:
+        _write_lock(connection)
+        if owner:
+            for clause in _keys_in(Lease.run_key, keys):
+                connection.execute(delete(Lease).where(clause, Lease.owner == owner))
+        kept = set() if force else _done(connection, keys)
+        write = [k for k in keys if k not in kept]
+        if not write:
+            return kept
+        for clause in _keys_in(MetricValue.run_key, write):
+            connection.execute(delete(MetricValue).where(clause))
+        for clause in _keys_in(CurvePoint.run_key, write):
+            connection.execute(delete(CurvePoint).where(clause))
+        rows = [_row(*latest[k], environment_id, code_version, k) for k in write]
+        insert = _dialect_insert(connection)(Run.__table__)
+        columns = [c for c in rows[0] if c != "run_key"]
+        connection.execute(insert.on_conflict_do_update(index_elements=["run_key"],
+                                                        set_={c: insert.excluded[c] for c in columns}), rows)
+        metrics = [{"run_key": k, "name": name, "value": float(value)}
+                   for k in write for name, value in latest[k][0].metrics.items()]
+        if metrics:
+            connection.execute(MetricValue.__table__.insert(), metrics)
+        points = [{"run_key": k, "name": name, "step": int(step), "value": float(value)}
+                  for k in write for name, curve in latest[k][0].curves.items() for step, value in curve]
+        if points:
+            connection.execute(CurvePoint.__table__.insert(), points)
+    return kept
+
+
+class Writer:
+    """A driver's writes: claim cells, batch finished records, heartbeat, retry through outages.
+
+    Use as a context manager; leaving it flushes what is pending and releases the leases left.
+    """
+
+    def __init__(self, store, runner: str, force: bool = False, ttl_s: float | None = None,
+                 retry_s: float | None = None, flush_s: float = FLUSH_S, flush_runs: int = FLUSH_RUNS):
+        self.store, self.runner, self.force = store, runner, force
+        self.ttl_s = ttl_s if ttl_s is not None else DEFAULT_TTL_S
+        self.retry_s = retry_budget(retry_s if retry_s is not None else getattr(store, "retry_s", None))
+        self.flush_s, self.flush_runs = flush_s, flush_runs
+        self.owner = owner_id()
+        self.pending: list[RunRecord] = []
+        self._keys: list[str] = []  # run_keys of the pending records
+        self.leased: set[str] = set()
+        self.saved = 0  # records written by this driver
+        self.kept = 0  # records dropped because a done run was already stored
+        self._last_flush = self._last_beat = time.monotonic()
+        self._broken = False
+        self._dialect = store.engine.dialect.name
+
+    # -- leases
+    def claim(self, keys: list[str]) -> tuple[set[str], set[str]]:
+        """(claimed, done elsewhere) among keys; the rest are leased by a live driver."""
+        if not keys:
+            return set(), set()
+        claimed, done = self._retrying(lambda: claim(self.store.engine, keys, self.owner, self.ttl_s, self.force))
+        self.leased |= claimed
+        return claimed, done
+
+    def due_in(self) -> float | None:
+        """Seconds until `tick` has something to do (a batch to flush, a heartbeat), or None."""
+        now, waits = time.monotonic(), []
+        if self.pending:
+            waits.append(self._last_flush + self.flush_s - now)
+        if self.leased:
+            waits.append(self._last_beat + self.ttl_s / 4 - now)
+        return max(0.0, min(waits)) if waits else None
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if self.pending and now - self._last_flush >= self.flush_s:
+            self.flush()
+        if self.leased and now - self._last_beat >= self.ttl_s / 4:
+            self._last_beat = now
+            self._retrying(lambda: heartbeat(self.store.engine, self.owner))
+
+    # -- saves
+    def add(self, record: RunRecord) -> None:
+        self.pending.append(record)
+        self._keys.append(record.cell.run_key)
+        if len(self.pending) >= self.flush_runs or time.monotonic() - self._last_flush >= self.flush_s:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending or self._broken:
+            return
+        batch = [(r, self.runner) for r in self.pending]
+        environment_id = self._retrying(self.store.environment_id)
+        kept = self._retrying(lambda: save_batch(self.store.engine, batch, environment_id, self.store._code_version,
+                                                 self.force, self.owner, self._keys))
+        self.saved += len(set(self._keys)) - len(kept)
+        self.kept += len(kept)
+        self.leased -= set(self._keys)
+        self.pending.clear()
+        self._keys.clear()
+        self._last_flush = time.monotonic()
+
+    def close(self) -> None:
+        try:
+            self.flush()
+        finally:
+            if self.leased and not self._broken:
+                try:  # best effort: a lease left behind expires after the TTL anyway
+                    release(self.store.engine, self.owner)
+                except DBAPIError:
+                    pass
+            self.leased.clear()
+
+    def __enter__(self) -> "Writer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- outages
+    def _retrying(self, action):
+        started, delay, told = time.monotonic(), 0.1, False
+        while True:
+            try:
+                return action()
+            except DBAPIError as exc:
+                if not is_outage(exc, self._dialect):
+                    raise
+                waited = time.monotonic() - started
+                if waited >= self.retry_s:
+                    self._broken = True
+                    raise BenchError(self._gave_up(exc)) from None
+                if not told:
+                    told = True
+                    print(f"store unreachable ({_first_line(exc)}); retrying for up to {self.retry_s:g} s",
+                          file=sys.stderr, flush=True)
+                time.sleep(min(delay, self.retry_s - waited))
+                delay = min(delay * 2, 5.0)
+
+    def _gave_up(self, exc: BaseException) -> str:
+        return (f"the store {self.store.url} was unreachable for {self.retry_s:g} s ({_first_line(exc)}): "
+                f"{self.saved} finished cells of this run are stored, {len(self.pending)} finished but not saved will "
+                f"run again; rerun the same command to resume (cells done are skipped), with --store-retry SECONDS "
+                f"(or BENCH_STORE_RETRY_S) to wait longer")
+
+
+def _first_line(exc: BaseException) -> str:
+    orig = getattr(exc, "orig", None) or exc
+    return (str(orig).strip().splitlines() or [type(orig).__name__])[0]
