@@ -19,6 +19,7 @@ import difflib
 import importlib
 import importlib.util
 import re
+import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib.metadata import entry_points
@@ -34,6 +35,7 @@ from bench.spec import Metric, Resources
 KINDS = ("method", "task")
 ENTRY_POINT_GROUPS = {"method": "bench.methods", "task": "bench.tasks"}
 _ROOT = Path(__file__).resolve().parent.parent
+_STATIC_LOCK = threading.RLock()
 
 
 @dataclass(frozen=True)
@@ -350,21 +352,24 @@ class Registry:
         return static.Reader(static.locate_in(_ROOT, packages))
 
     def _read(self, key: tuple, read: Callable[[], Any], imported: Callable[[], Any]) -> Any:
-        if key not in self._static:
-            try:
-                self._static[key] = read()
-            except (static.NotStatic, SyntaxError, OSError, KeyError, TypeError, ValueError, AttributeError,
-                    IndexError, ZeroDivisionError, StopIteration):
-                self._static[key] = imported()
-        return self._static[key]
+        with _STATIC_LOCK:  # the app's sessions share one registry; the reader's caches are not thread-safe
+            if key not in self._static:
+                try:
+                    self._static[key] = read()
+                except (static.NotStatic, SyntaxError, OSError, KeyError, TypeError, ValueError, AttributeError,
+                        IndexError, ZeroDivisionError, StopIteration):
+                    self._static[key] = imported()
+            return self._static[key]
 
     def config_fields(self, kind: str, name: str) -> dict[str, static.Field]:
         """The fields of a method's or task's Config in declaration order: type and default of each."""
         self.listing(kind, name)
-        if (kind, name) in self._loaded:
+
+        def imported() -> dict[str, static.Field]:
             return _fields_of(self._load(kind, name).Config)
-        return self._read(("config", kind, name), lambda: self.read_config_fields(kind, name),
-                          lambda: _fields_of(self._load(kind, name).Config))
+
+        read = imported if (kind, name) in self._loaded else lambda: self.read_config_fields(kind, name)
+        return self._read(("config", kind, name), read, imported)
 
     def config_defaults(self, kind: str, name: str) -> dict[str, Any]:
         """`config_dict(Config())` of a method or task (tuples as lists), without importing its module."""
@@ -398,14 +403,14 @@ class Registry:
     def declared_metrics(self, family: str) -> Metrics:
         """A family's METRICS and METRIC_PREFIXES, without importing its contract module."""
         loaded = self._loaded.get(("family", family))
-        if loaded is None:
-            return self._read(("metrics", family), lambda: self.read_metrics(family),
-                              lambda: self.declared_metrics_imported(family))
-        return Metrics(family, loaded.metrics, loaded.metric_prefixes)
+        if loaded is not None:
+            return Metrics(family, loaded.metrics, loaded.metric_prefixes)
 
-    def declared_metrics_imported(self, family: str) -> Metrics:
-        loaded = self.family(family)
-        return Metrics(family, loaded.metrics, loaded.metric_prefixes)
+        def imported() -> Metrics:
+            contract = self.family(family)
+            return Metrics(family, contract.metrics, contract.metric_prefixes)
+
+        return self._read(("metrics", family), lambda: self.read_metrics(family), imported)
 
     # the static reads themselves; each raises static.NotStatic when the source does not tell
 
