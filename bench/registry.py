@@ -7,6 +7,10 @@ Third-party packages add modules through the entry-point groups `bench.methods` 
 
 Discovery reads the modules' source text without importing them, so `bench list` stays fast
 however heavy a family's imports are; a module is imported when its method or task is used.
+What the leaderboard needs besides (Config fields and defaults, a method's hardware, a family's
+declared metrics) is read from the source too (bench.static), so showing a store never imports a
+method or task module either; a value the static reader cannot compute is taken from the imported
+module instead.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import difflib
 import importlib
 import importlib.util
 import re
+import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib.metadata import entry_points
@@ -22,12 +27,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
+from bench import static
+from bench.configs import coerce, field_types, type_name
 from bench.errors import BenchError
-from bench.spec import Resources
+from bench.spec import Metric, Resources
 
 KINDS = ("method", "task")
 ENTRY_POINT_GROUPS = {"method": "bench.methods", "task": "bench.tasks"}
 _ROOT = Path(__file__).resolve().parent.parent
+_STATIC_LOCK = threading.RLock()
 
 
 @dataclass(frozen=True)
@@ -135,11 +143,9 @@ class Family:
         external suite whose names are only known at run time (lm-evaluation-harness tasks)."""
         return getattr(self.module, "METRIC_PREFIXES", {})
 
-    def metric(self, name: str):
+    def metric(self, name: str) -> Metric | None:
         """The declared Metric of `name` (exact, else by prefix), or None when the family does not declare it."""
-        if name in self.metrics:
-            return self.metrics[name]
-        return next((m for prefix, m in self.metric_prefixes.items() if name.startswith(prefix)), None)
+        return _declared(self.metrics, self.metric_prefixes, name)
 
     @property
     def primary_metric(self) -> str:
@@ -151,6 +157,28 @@ class Family:
     def trace(self, problem: Any, result: Any) -> dict[str, list[tuple[int, float]]]:
         trace = getattr(self.module, "trace", None)
         return trace(problem, result) if trace else {}
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """A family's declared metrics (its METRICS and METRIC_PREFIXES) without the family's code."""
+
+    family: str
+    metrics: dict[str, Metric]
+    metric_prefixes: dict[str, Metric]
+
+    def metric(self, name: str) -> Metric | None:
+        return _declared(self.metrics, self.metric_prefixes, name)
+
+    @property
+    def primary_metric(self) -> str:
+        return next(name for name, m in self.metrics.items() if m.primary)
+
+
+def _declared(metrics: dict, prefixes: dict, name: str) -> Metric | None:
+    if name in metrics:
+        return metrics[name]
+    return next((m for prefix, m in prefixes.items() if name.startswith(prefix)), None)
 
 
 _DECORATOR = {kind: re.compile(rf"^@(?:\w+\.)?{kind}\((?P<args>[^)]*)\)", re.MULTILINE) for kind in KINDS}
@@ -219,6 +247,7 @@ class Registry:
     listings: list[Listing]
     papers_dir: Path = _ROOT / "leaderboard" / "papers"
     _loaded: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
+    _static: dict[tuple, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         seen: dict[tuple[str, str], Listing] = {}
@@ -259,11 +288,14 @@ class Registry:
     def task(self, name: str) -> Task:
         return self._load("task", name)
 
+    def _family_package(self, name: str) -> str:
+        task_modules = [item.module for item in self.listings if item.kind == "task" and item.family == name]
+        return task_modules[0].rsplit(".", 1)[0] if task_modules else f"tasks.{name}"
+
     def family(self, name: str) -> Family:
         key = ("family", name)
         if key not in self._loaded:
-            task_modules = [item.module for item in self.listings if item.kind == "task" and item.family == name]
-            package = task_modules[0].rsplit(".", 1)[0] if task_modules else f"tasks.{name}"
+            package = self._family_package(name)
             try:
                 self._loaded[key] = Family(name, importlib.import_module(package))
             except ModuleNotFoundError:
@@ -289,7 +321,7 @@ class Registry:
         m, t = self.listing("method", method_name), self.listing("task", task_name)
         if m.family != t.family:
             return f"{method_name} solves {m.family} problems, {task_name} is a {t.family} task"
-        supported = self.method(method_name).spec.hardware
+        supported = self.hardware(method_name)
         if hardware.split(":", 1)[0] not in supported and hardware not in supported:
             return f"{method_name} runs on {', '.join(supported)}, not {hardware}"
         return None
@@ -306,3 +338,111 @@ class Registry:
             known = self.papers()
             raise BenchError(f"unknown paper {slug!r}{closest(slug, known)} (known: {', '.join(known) or 'none'})")
         return self.paper_paths[slug]
+
+    # What the leaderboard needs, read from the source text (bench.static) -------------------------------
+    #
+    # Each falls back to the imported module when it is already imported (exact, and free) or when
+    # the static reader cannot compute the value (a default made by a function call, a name bound in
+    # an `if`, ...; bench.static lists what it reads). tests/bench/test_registry.py checks that both
+    # ways agree for every registered method, task and family.
+
+    @cached_property
+    def _reader(self) -> static.Reader:
+        packages = {item.module.split(".")[0] for item in self.listings} - {"methods", "tasks"}
+        return static.Reader(static.locate_in(_ROOT, packages))
+
+    def _read(self, key: tuple, read: Callable[[], Any], imported: Callable[[], Any]) -> Any:
+        with _STATIC_LOCK:  # the app's sessions share one registry; the reader's caches are not thread-safe
+            if key not in self._static:
+                try:
+                    self._static[key] = read()
+                except (static.NotStatic, SyntaxError, OSError, KeyError, TypeError, ValueError, AttributeError,
+                        IndexError, ZeroDivisionError, StopIteration):
+                    self._static[key] = imported()
+            return self._static[key]
+
+    def config_fields(self, kind: str, name: str) -> dict[str, static.Field]:
+        """The fields of a method's or task's Config in declaration order: type and default of each."""
+        self.listing(kind, name)
+
+        def imported() -> dict[str, static.Field]:
+            return _fields_of(self._load(kind, name).Config)
+
+        read = imported if (kind, name) in self._loaded else lambda: self.read_config_fields(kind, name)
+        return self._read(("config", kind, name), read, imported)
+
+    def config_defaults(self, kind: str, name: str) -> dict[str, Any]:
+        """`config_dict(Config())` of a method or task (tuples as lists), without importing its module."""
+        return {k: list(f.default) if isinstance(f.default, tuple) else f.default
+                for k, f in self.config_fields(kind, name).items()}
+
+    def full_config(self, kind: str, name: str, values: dict[str, Any]) -> dict[str, Any]:
+        """`config_dict(build_config(Config, values))` without importing the module: the defaults with `values`
+        applied, unknown keys and wrong types refused with build_config's errors. The Config's own value
+        checks (its __post_init__) do not run here; they run when a cell is built to be run (runners.grid)."""
+        fields = self.config_fields(kind, name)
+        out = {k: f.default for k, f in fields.items()}
+        for key, value in values.items():
+            if key not in fields:
+                valid = ", ".join(f"{k}: {type_name(f.type)}" for k, f in fields.items())
+                raise BenchError(f"unknown config key {key!r} for {name}; valid keys: {valid}")
+            try:
+                out[key] = coerce(fields[key].type, value)
+            except TypeError as exc:
+                raise BenchError(f"{name}.{key}: {exc}") from None
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
+
+    def hardware(self, method_name: str) -> tuple[str, ...]:
+        """The hardware kinds a method declares (`@method(hardware=...)`)."""
+        self.listing("method", method_name)
+        if ("method", method_name) in self._loaded:
+            return self.method(method_name).spec.hardware
+        return self._read(("hardware", method_name), lambda: self.read_hardware(method_name),
+                          lambda: self.method(method_name).spec.hardware)
+
+    def declared_metrics(self, family: str) -> Metrics:
+        """A family's METRICS and METRIC_PREFIXES, without importing its contract module."""
+        loaded = self._loaded.get(("family", family))
+        if loaded is not None:
+            return Metrics(family, loaded.metrics, loaded.metric_prefixes)
+
+        def imported() -> Metrics:
+            contract = self.family(family)
+            return Metrics(family, contract.metrics, contract.metric_prefixes)
+
+        return self._read(("metrics", family), lambda: self.read_metrics(family), imported)
+
+    # the static reads themselves; each raises static.NotStatic when the source does not tell
+
+    def read_config_fields(self, kind: str, name: str) -> dict[str, static.Field]:
+        module = self.listing(kind, name).module
+        config = self._reader.registered(module, kind)["config"].value()
+        if not isinstance(config, static.ClassRef):
+            raise static.NotStatic(f"{module}: config= is not a class of the repository")
+        return static.dataclass_fields(config)
+
+    def read_hardware(self, method_name: str) -> tuple[str, ...]:
+        module = self.listing("method", method_name).module
+        given = self._reader.registered(module, "method").get("hardware")
+        value = tuple(given.value()) if given is not None else MethodSpec.__dataclass_fields__["hardware"].default
+        if not all(isinstance(h, str) for h in value):
+            raise static.NotStatic(f"{module}: hardware is not a tuple of names")
+        return value
+
+    def read_metrics(self, family: str) -> Metrics:
+        source = self._reader.source(self._family_package(family))
+        metrics = source.lookup("METRICS")
+        has_prefixes = source.has("METRIC_PREFIXES")
+        if has_prefixes is None:
+            raise static.NotStatic(f"{source.name}: METRIC_PREFIXES is not bound plainly")
+        prefixes = source.lookup("METRIC_PREFIXES") if has_prefixes else {}
+        for declared in (metrics, prefixes):
+            if not isinstance(declared, dict) or not all(isinstance(m, Metric) for m in declared.values()):
+                raise static.NotStatic(f"{source.name}: METRICS is not a dict of Metric")
+        return Metrics(family, metrics, prefixes)
+
+
+def _fields_of(config: type) -> dict[str, static.Field]:
+    """The fields of an imported Config class: type (as build_config checks it) and default."""
+    instance = config()
+    return {name: static.Field(tp, getattr(instance, name)) for name, tp in field_types(config).items()}

@@ -157,7 +157,7 @@ def _validate(claim: Claim, registry: Registry, path) -> None:
         _validate_ordering(claim, path)
     for group in claim.groups:
         registry.listing("method", group.method)
-        family = registry.family(registry.listing("task", group.task).family)
+        family = registry.declared_metrics(registry.listing("task", group.task).family)
         reason = registry.incompatibility(group.method, group.task)
         if reason:
             raise BenchError(f"{path}: claim {claim.id!r}: {reason}")
@@ -184,15 +184,25 @@ def _validate_ordering(claim: Claim, path) -> None:
         raise BenchError(f"{where}: give one of slack, min_gap, margin_se (how the means must differ), not several")
 
 
-def group_cells(group: CellGroup, registry: Registry, seeds: int) -> list[Cell]:
-    """The cells of one claim group: seeds 0..seeds-1 with the full configs."""
-    return [make_cell(registry, Entry(group.method, group.method_config), Entry(group.task, group.task_config), s)
-            for s in range(seeds)]
+def group_cells(group: CellGroup, registry: Registry, seeds: int, check: bool = False) -> list[Cell]:
+    """The cells of one claim group: seeds 0..seeds-1 with the full configs.
+
+    The configs are read from the modules' source (Registry.full_config), so the leaderboard never imports
+    a method or task; `check` builds them through the Configs themselves (make_cell), which also runs
+    their value checks, for the cells about to be run and for `bench claims --check`.
+    """
+    if check:
+        return [make_cell(registry, Entry(group.method, group.method_config), Entry(group.task, group.task_config), s)
+                for s in range(seeds)]
+    method_config = registry.full_config("method", group.method, group.method_config)
+    task_config = registry.full_config("task", group.task, group.task_config)
+    return [Cell(group.method, group.task, s, dict(method_config), dict(task_config)) for s in range(seeds)]
 
 
 def paper_cells(paper: Paper, registry: Registry, seeds: int | None = None) -> list[Cell]:
-    """Every cell the paper's claims need (unique, in claim order)."""
-    cells = [c for claim in paper.claims for g in claim.groups for c in group_cells(g, registry, seeds or claim.seeds)]
+    """Every cell the paper's claims need (unique, in claim order), built and checked by the Configs."""
+    cells = [c for claim in paper.claims for g in claim.groups
+             for c in group_cells(g, registry, seeds or claim.seeds, check=True)]
     return list(dict.fromkeys(cells))
 
 
@@ -444,7 +454,7 @@ def check_all(registry: Registry) -> list[tuple[str, str | None]]:
     results = []
     for slug in registry.papers():
         try:
-            load_paper(registry, slug)
+            paper_cells(load_paper(registry, slug), registry, 1)  # the Configs' own value checks too
             results.append((slug, None))
         except BenchError as exc:
             results.append((slug, str(exc)))

@@ -1,6 +1,8 @@
 """Every aggregation the CLI and the app show, as plain functions over the store.
 
-Filters always reach SQL as bound parameters (SQLAlchemy expressions), never as text.
+Filters always reach SQL as bound parameters (SQLAlchemy expressions), never as text. What they need
+from the registry (Config defaults, a family's metrics) is read from the modules' source, so no query
+imports a method or task module.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from typing import Any, Iterable
 import numpy as np
 from sqlalchemy import func, select
 
-from bench.configs import config_dict
 from bench.errors import BenchError
 from bench.models import CurvePoint, Environment, MetricValue, Run
 from bench.registry import Registry
@@ -76,11 +77,11 @@ def config_label(config: dict[str, Any], defaults: dict[str, Any]) -> str:
 
 
 def defaults_of(registry: Registry, kind: str, name: str) -> dict[str, Any]:
+    """`config_dict(Config())` of a method or task, read without importing it; {} when it is no longer registered."""
     try:
-        entry = registry.method(name) if kind == "method" else registry.task(name)
+        return registry.config_defaults(kind, name)
     except BenchError:
         return {}
-    return config_dict(entry.Config())
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,7 @@ def summary_from_sums(n: int, s1: float, s2: float, s3: float) -> Summary | None
 
 def _primary(registry: Registry, task: str) -> tuple[str, bool] | None:
     try:
-        family = registry.family(registry.listing("task", task).family)
+        family = registry.declared_metrics(registry.listing("task", task).family)
     except BenchError:
         return None  # a task no longer registered: nothing to rank it by
     return family.primary_metric, family.metrics[family.primary_metric].higher_is_better

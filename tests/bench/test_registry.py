@@ -124,3 +124,140 @@ def test_plugin_with_a_builtin_name_is_rejected(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(site)
     with pytest.raises(BenchError, match="duplicate method name 'dicesgd'"):
         Registry.discover()
+
+
+def _imported_fields(entry) -> list[tuple]:
+    """(name, type, default) of an imported Config, with the default's exact type (1 and 1.0 differ in a run_key)."""
+    from bench.configs import field_types
+
+    instance = entry.Config()
+    return [(name, tp, type(getattr(instance, name)), getattr(instance, name)) for name, tp in field_types(entry.Config).items()]
+
+
+def test_static_reading_agrees_with_the_imported_modules(registry):
+    """The leaderboard reads every Config's fields, each method's hardware and each family's METRICS from source
+    (bench.static); this imports them all and compares, for every registered method, task and family."""
+    from bench.configs import config_dict
+    from bench.spec import canonical_json
+
+    fresh = Registry.discover()  # nothing imported through it: its read_* never fall back to importing
+    for kind in ("method", "task"):
+        for name in fresh.names(kind):
+            entry = registry.method(name) if kind == "method" else registry.task(name)
+            read = fresh.read_config_fields(kind, name)
+            assert [(k, f.type, type(f.default), f.default) for k, f in read.items()] == _imported_fields(entry), name
+            assert canonical_json(fresh.config_defaults(kind, name)) == canonical_json(config_dict(entry.Config())), name
+    for name in fresh.names("method"):
+        assert fresh.read_hardware(name) == registry.method(name).spec.hardware, name
+    for family in sorted({item.family for item in fresh.listings}):
+        read, imported = fresh.read_metrics(family), registry.family(family)
+        assert list(read.metrics.items()) == list(imported.metrics.items()), family
+        assert read.metric_prefixes == imported.metric_prefixes and read.primary_metric == imported.primary_metric
+    assert not fresh._loaded
+
+
+def test_the_leaderboard_reads_every_builtin_without_importing_it():
+    """Every builtin method, task and family is read statically (a read that cannot falls back to importing, which
+    is correct but costs the leaderboard seconds: this names the module and what stopped the reading)."""
+    from bench.static import NotStatic
+
+    fresh = Registry.discover(plugins=False)
+    unreadable = []
+    for kind, name in [(k, n) for k in ("method", "task") for n in fresh.names(k)] + [
+            ("hardware", n) for n in fresh.names("method")] + [("family", f) for f in {i.family for i in fresh.listings}]:
+        try:
+            {"method": lambda: fresh.read_config_fields("method", name), "task": lambda: fresh.read_config_fields("task", name),
+             "hardware": lambda: fresh.read_hardware(name), "family": lambda: fresh.read_metrics(name)}[kind]()
+        except NotStatic as exc:
+            unreadable.append(f"{kind} {name}: {exc}")
+    assert unreadable == []
+
+
+FALLBACK_FAMILY = '''
+import math
+
+from bench.spec import Metric
+
+METRICS = {"error": Metric(False, "", True, f"distance, {math.pi:.2f} at most")}  # math is not read: imported
+'''
+
+FALLBACK_METHOD = '''
+import os
+from dataclasses import dataclass, field
+
+from bench.registry import method
+
+
+@dataclass(frozen=True)
+class Config:
+    steps: int = 1 << 4                                    # computed from the source
+    sizes: tuple[int, ...] = field(default_factory=lambda: (1, 2))   # only the class knows
+
+
+@method(family="fallback", config=Config, hardware=("cpu", os.environ.get("FALLBACK_HW", "cuda")))
+def solve(problem, config, ctx):
+    return None
+'''
+
+STATIC_TASK = '''
+from dataclasses import dataclass
+
+from bench.registry import task
+from bench_fallback import _sizes
+
+SCALE = 2 ** -3
+
+
+@dataclass(frozen=True)
+class Config:
+    dim: int = _sizes.DIMS[-1]
+    scale: float = SCALE * 4
+    name: str | None = f"d{_sizes.DIMS[0]}"
+
+
+@task(family="fallback", config=Config)
+def build(config, ctx):
+    return None
+'''
+
+
+def test_what_the_source_cannot_tell_is_read_by_importing(tmp_path, monkeypatch):
+    from bench.static import NotStatic
+
+    package = tmp_path / "bench_fallback"
+    package.mkdir()
+    (package / "__init__.py").write_text(FALLBACK_FAMILY)
+    (package / "_sizes.py").write_text("DIMS = tuple(range(2, 5))\n")
+    (package / "fb_method.py").write_text(FALLBACK_METHOD)
+    (package / "fb_task.py").write_text(STATIC_TASK)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry = Registry([Listing("method", "fb_method", "fallback", "bench_fallback.fb_method", "", "test"),
+                         Listing("task", "fb_task", "fallback", "bench_fallback.fb_task", "", "test")])
+    assert registry.config_defaults("task", "fb_task") == {"dim": 4, "scale": 0.5, "name": "d2"}
+    assert "bench_fallback.fb_task" not in sys.modules  # read from its source
+    with pytest.raises(NotStatic, match="sizes: field"):
+        registry.read_config_fields("method", "fb_method")
+    with pytest.raises(NotStatic):
+        registry.read_hardware("fb_method")
+    with pytest.raises(NotStatic, match="math"):
+        registry.read_metrics("fallback")
+    assert registry.config_defaults("method", "fb_method") == {"steps": 16, "sizes": [1, 2]}
+    assert registry.hardware("fb_method") == ("cpu", "cuda")
+    assert registry.declared_metrics("fallback").metrics["error"].description == "distance, 3.14 at most"
+    assert "bench_fallback.fb_method" in sys.modules  # imported, since its source could not tell
+    for name in [m for m in sys.modules if m.startswith("bench_fallback")]:
+        monkeypatch.delitem(sys.modules, name)
+
+
+def test_full_config_refuses_what_build_config_refuses(registry):
+    from runners.grid import Entry, make_cell
+
+    fresh = Registry.discover(plugins=False)
+    for bad in ({"cc": 1.0}, {"c": "big"}, {"T": 1.5}):
+        with pytest.raises(BenchError) as built:
+            make_cell(registry, Entry("pcsgd", bad), Entry("performative"), 0)
+        with pytest.raises(BenchError) as read:
+            fresh.full_config("method", "pcsgd", bad)
+        assert str(read.value) == str(built.value)
+    assert fresh.full_config("method", "pcsgd", {"c": 2}) == dict(make_cell(registry, Entry("pcsgd", {"c": 2}),
+                                                                             Entry("performative"), 0).method_config)

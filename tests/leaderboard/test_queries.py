@@ -158,3 +158,56 @@ def test_migration_0002_backfills_the_setting_key(tmp_path):
         key = connection.execute(text("SELECT setting_key FROM runs")).scalar()
     expected = Cell("toy_noisy", "toy_target", 0, {"noise": 0.1}, {"dim": 3, "scale": 1.0}).setting_key
     assert key == expected and Store.open(url).count() == 1
+
+
+def test_claim_cells_read_from_source_are_the_cells_that_run(registry):
+    """The leaderboard builds every claim's cells from the configs read statically (Registry.full_config); they
+    must have the run_keys of the cells `bench reproduce` builds through the Configs, for every claims file."""
+    from leaderboard.claims import group_cells, load_paper
+
+    groups = [g for slug in registry.papers() for claim in load_paper(registry, slug).claims for g in claim.groups]
+    assert len(groups) > 100
+    for group in groups:
+        assert [c.run_key for c in group_cells(group, registry, 2)] == \
+            [c.run_key for c in group_cells(group, registry, 2, check=True)], group.label()
+
+
+SHOW_A_STORE = '''
+import sys
+from bench.models import MetricValue, Run
+from bench.registry import Registry
+from bench.store import Store
+from leaderboard import claims, queries
+
+url, registry = sys.argv[1], Registry.discover()
+store = Store.open(url)
+config = registry.full_config("task", "performative", {"beta": 0.05})
+with store.engine.begin() as connection:
+    connection.execute(Run.__table__.insert(), [dict(
+        run_key=f"{seed:064x}", setting_key="s" * 64, method="pcsgd", method_config=registry.full_config("method", "pcsgd", {"c": 0.5}),
+        task="performative", task_version=1, task_config=config, seed=seed, hardware="cpu", status="done",
+        runner="local") for seed in range(3)])
+    connection.execute(MetricValue.__table__.insert(), [dict(run_key=f"{seed:064x}", name="final_gap", value=seed + 1.0)
+                                                        for seed in range(3)])
+board = queries.leaderboard_rows(store, registry)
+overview = claims.overview(store, registry)
+markers = claims.paper_markers(registry, "performative")
+print([(r.task_label, r.config_label, r.n, r.mean) for rows in board.values() for r in rows])
+print(len(overview), sum(sum(o.counts.values()) for o in overview), len(markers))
+print(sorted(m for m in sys.modules if m.split(".")[0] in ("methods", "tasks")))
+'''
+
+
+def test_the_leaderboard_imports_no_method_or_task_module(tmp_path):
+    """Ranking, config labels, the papers' verdicts and markers: all from the registry's static reading."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", SHOW_A_STORE, f"sqlite:///{tmp_path / 'bench.db'}"], cwd=root,
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[0] == "[('beta=0.05', 'c=0.5', 3, 2.0)]"
+    papers, claims, markers = map(int, out[1].split())
+    assert papers >= 19 and claims > 200 and markers > 0
+    assert out[2] == "[]"
