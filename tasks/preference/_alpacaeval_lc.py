@@ -61,6 +61,9 @@ def soft_logistic_l1_cv(X, y, sample_weight=None, n_splits: int = 5, n_cs: int =
 
     y = np.asarray(y, float)
     n = len(y)
+    if 0 < n_splits and n < n_splits:
+        raise ValueError(f"the LC fit needs at least {n_splits} annotated instructions per model ({n_splits}-fold "
+                         f"cross-validation), got {n}")
     X2 = sp.vstack([X, X]).tocsr() if sp.issparse(X) else np.vstack([X, X])
     label = np.r_[np.ones(n), np.zeros(n)]
     prob = np.r_[y, 1.0 - y]                                   # the weight of each copy: p, then 1 − p
@@ -120,8 +123,10 @@ def validate(annotations: pd.DataFrame) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
-def instruction_difficulties(annotations: pd.DataFrame, baseline: str = BASELINE) -> pd.Series:
-    """γ_x per instruction index, from the joint fit of all the models given (see the module doc)."""
+def joint_design(annotations: pd.DataFrame, baseline: str = BASELINE):
+    """(sparse design, preferences, models, instruction levels) of the joint difficulty fit: the columns are
+    C(model):tanh(Δ/std_m) and C(model) per model (baseline first), C(index) for every instruction but the
+    first level, and not_gamed; rows without a preference or with an empty output are dropped."""
     import scipy.sparse as sp
 
     frame = validate(annotations)
@@ -138,7 +143,14 @@ def instruction_difficulties(annotations: pd.DataFrame, baseline: str = BASELINE
         sp.csr_matrix((np.ones(other.sum()), (rows[other], x[other] - 1)), shape=(n, len(levels) - 1)),  # C(index)
         sp.csr_matrix(~frame["model"].map(lambda g: _is_gamed(g, baseline)).to_numpy()[:, None], dtype=float),
     ]).tocsr()
-    coef, _ = soft_logistic_l1_cv(design, frame["preference"].to_numpy())
+    return design, frame["preference"].to_numpy(), models, levels
+
+
+def instruction_difficulties(annotations: pd.DataFrame, baseline: str = BASELINE) -> pd.Series:
+    """γ_x per instruction index, from the joint fit of all the models given (see the module doc)."""
+    design, preference, models, levels = joint_design(annotations, baseline)
+    coef, _ = soft_logistic_l1_cv(design, preference)
+    k = len(models)
     return pd.Series(np.r_[0.0, coef[2 * k: 2 * k + len(levels) - 1]], index=pd.Index(levels, name="index"),
                      name="instruction_difficulty")
 
