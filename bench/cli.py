@@ -539,6 +539,34 @@ def jobs(
         raise typer.Exit(1)
 
 
+@app.command("alpacaeval")
+def alpacaeval_(
+    files: Annotated[list[Path], typer.Argument(help="preferences.csv(.gz) files, or AlpacaEval annotations.json files.")],
+    baseline: Annotated[str, typer.Option(help="The reference model (its LC is 50).")] = "gpt4_1106_preview",
+    csv: Annotated[bool, typer.Option("--csv", help="Print CSV instead of a table.")] = False,
+) -> None:
+    """AlpacaEval 2.0 raw and length-controlled win rates (percent, with standard errors) of annotated models.
+
+    The instruction difficulties of the LC GLM are fitted jointly on all the models given: pass many."""
+    from tasks.preference._alpacaeval_lc import read_annotations, win_rates
+
+    try:
+        table = win_rates(read_annotations(*files), baseline=baseline)
+    except ValueError as exc:
+        raise BenchError(str(exc)) from None
+    table = table.sort_values("lc_win_rate", ascending=False)
+    if csv:
+        sys.stdout.write(table.to_csv(float_format="%.4f"))
+        return
+    from rich.table import Table
+
+    view = Table("model", "LC win rate", "win rate", "n", "avg length", title="AlpacaEval 2.0 (percent ± s.e.)")
+    for model, row in table.iterrows():
+        view.add_row(str(model), f"{row.lc_win_rate:.2f} ± {row.lc_standard_error:.2f}",
+                     f"{row.win_rate:.2f} ± {row.standard_error:.2f}", str(int(row.n_total)), f"{row.avg_length:.0f}")
+    out.print(view)
+
+
 @db_app.command("upgrade")
 def db_upgrade(db: DbOption = None) -> None:
     """Create or migrate the store's schema to the newest revision (Alembic)."""

@@ -168,3 +168,60 @@ def test_claims_check_validates_every_claims_file():
 def test_leaderboard_refuses_a_bad_store_before_starting(tmp_path):
     proc = bench("leaderboard", "--db", f"sqlite:///{tmp_path / 'missing.db'}", check=2)
     assert "no bench store" in proc.stderr and not (tmp_path / "missing.db").exists()
+
+
+def _alpacaeval_annotations(tmp_path):
+    """Three models and the baseline on 30 instructions, as preferences.csv and as AlpacaEval annotations.json."""
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    ref = rng.integers(20, 300, 30)
+    frames, records = [], []
+    for name, quality in (("gpt4_1106_preview", None), ("short", -1.0), ("long", 0.5), ("even", 0.0)):
+        chars = ref.copy() if quality is None else np.maximum(1, ref + rng.integers(-150, 150, 30))
+        pref = np.full(30, 0.5) if quality is None else np.clip(1 / (1 + np.exp(-quality - (chars - ref) / 100)), 0, 1).round(6)
+        frames.append(pd.DataFrame({"model": name, "index": range(30), "preference": pref, "model_output_chars": chars,
+                                    "reference_output_chars": ref}))
+        records += [{"instruction": f"q{i}", "output_1": "r" * int(ref[i]), "generator_1": "gpt4_1106_preview",
+                     "output_2": "m" * int(chars[i]), "generator_2": name, "preference": 1.0 + float(pref[i])}
+                    for i in range(30)]
+    frame = pd.concat(frames, ignore_index=True)
+    frame.to_csv(tmp_path / "preferences.csv.gz", index=False)
+    (tmp_path / "annotations.json").write_text(json.dumps(records))
+    return frame
+
+
+def test_alpacaeval_scores_both_annotation_schemas_alike(tmp_path):
+    import io
+
+    import pandas as pd
+
+    frame = _alpacaeval_annotations(tmp_path)
+    from_csv = pd.read_csv(io.StringIO(bench("alpacaeval", str(tmp_path / "preferences.csv.gz"), "--csv", check=0).stdout),
+                           index_col="model")
+    from_json = pd.read_csv(io.StringIO(bench("alpacaeval", str(tmp_path / "annotations.json"), "--csv", check=0).stdout),
+                            index_col="model")
+    raw = frame.groupby("model")["preference"].mean() * 100
+    assert (from_csv["win_rate"] - raw[from_csv.index]).abs().max() < 1e-3      # printed with 4 decimals
+    assert from_csv.loc["gpt4_1106_preview", "lc_win_rate"] == 50.0 and from_csv.loc["even", "n_total"] == 30
+    assert from_csv.loc["long", "win_rate"] > from_csv.loc["long", "lc_win_rate"] > from_csv.loc["short", "lc_win_rate"]
+    pd.testing.assert_frame_equal(from_csv, from_json.loc[from_csv.index], atol=1e-3)
+    table = bench("alpacaeval", str(tmp_path / "preferences.csv.gz"), check=0).stdout
+    assert "LC win rate" in table and "short" in table and "±" in table
+
+
+@pytest.mark.parametrize("content, message", [
+    ("model,index,preference\nm,0,1\n", "lack column(s) model_output_chars, reference_output_chars"),
+    ("model,index,preference,model_output_chars,reference_output_chars\nm,0,2,3,4\n", "preference must lie in [0, 1]"),
+])
+def test_alpacaeval_bad_annotations_are_one_line_errors(tmp_path, content, message):
+    (tmp_path / "bad.csv").write_text(content)
+    proc = bench("alpacaeval", str(tmp_path / "bad.csv"), check=2)
+    assert proc.stderr.startswith("error: bad.csv: ") and message in proc.stderr and proc.stderr.count("\n") == 1
+    proc = bench("alpacaeval", str(tmp_path / "none.json"), check=2)
+    assert "annotation file" in proc.stderr and "not found" in proc.stderr
+    proc = bench("alpacaeval", str(tmp_path / "bad.txt"), check=2)
+    assert "expected .csv / .csv.gz files" in proc.stderr

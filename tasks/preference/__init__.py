@@ -8,11 +8,14 @@ reference (`PreferenceResult`). `score` (the only judge) never sees a model:
 * `win_rate` (primary): the AlpacaEval 2.0 raw win rate against the baseline's answers, in [0, 1]: the
   mean of 1[judge prefers the policy] with ties counted ½ (preference_world: the judge is the hidden gold
   reward; the baseline is the SFT policy's sampled answer to the same prompt).
-* `lc_win_rate`: AlpacaEval 2.0's length-controlled win rate (Dubois et al. 2024): the logistic GLM
-      logit P(win) = θ + φ·tanh((len_m − len_b) / std(len_m − len_b))
-  fitted by maximum likelihood on the (soft) preferences; LC = σ(θ), the win probability at equal
-  length. (AlpacaEval adds an instruction-difficulty term fitted across its leaderboard's models; with
-  one model against one baseline it is not identifiable and is left out.) Lengths are in characters.
+* `lc_win_rate`: a length-controlled win rate, in [0, 1]. On `alpacaeval` it is AlpacaEval 2.0's published LC
+  metric (Dubois et al. 2024; tasks/preference/_alpacaeval_lc.py: the GLM with its instruction-difficulty term,
+  the difficulties fitted across the AlpacaEval leaderboard's models, and the gamed-baseline regularisation when
+  those annotations are available), through the problem's `lc_win_rate` hook. Elsewhere (preference_world,
+  long_context_alignment: one policy against one baseline, no other models) it is the simpler per-model fit
+  `length_controlled_win_rate_simple`: logit P(win) = θ + φ·tanh((len_m − len_b) / std(len_m − len_b)), fitted by
+  maximum likelihood on the (soft) preferences, LC = σ(θ), the win probability at equal length. That is not the
+  AlpacaEval LC number: without the difficulty term it over-corrects short answers. Lengths are in characters.
 * per category c (math, coding, creative_writing, recommendations; long_context_alignment: the context lengths
   short, medium, long, where the gold reward is the answer's exact match): `win_rate_<c>`, `gold_reward_<c>`.
 * `gold_reward`: the category-balanced mean gold reward of the policy's answers (pointwise judges only).
@@ -71,6 +74,8 @@ class PreferenceProblem:
     pairwise_judge: Callable | None = None  # (prompts, responses, baseline) -> P(answer ≻ baseline) (AlpacaEval's judge)
     position_window: int = 0               # K of LOGO's position synthesis for the training data (0: real positions)
     external_eval: Callable | None = None  # (model, tokenizer, device) -> {metric: value} on the trained policy (lm_eval)
+    lc_win_rate: Callable | None = None    # (preferences, answer lengths, baseline lengths) -> LC in [0, 1] or None
+                                           # (not computable); the field None: the simple per-model fit
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,7 +90,8 @@ class PreferenceResult:
 
 METRICS = {
     "win_rate": Metric(True, "", True, "raw win rate against the baseline's answers (ties ½), AlpacaEval 2.0 WR / 100"),
-    "lc_win_rate": Metric(True, "", False, "length-controlled win rate σ(θ) of the AlpacaEval 2.0 GLM, / 100"),
+    "lc_win_rate": Metric(True, "", False, "length-controlled win rate / 100: alpacaeval: AlpacaEval 2.0's LC GLM; "
+                                            "other tasks: the simple per-model fit σ(θ) (not AlpacaEval's LC)"),
     "gold_reward": Metric(True, "", False, "category-balanced mean gold reward of the policy's answers"),
     "kl_to_reference": Metric(False, "nats", False, "Monte-Carlo KL(π‖π_ref) over the policy's sampled answers"),
     "mean_length": Metric(False, "chars", False, "mean length of the policy's answers"),
@@ -143,9 +149,10 @@ def sigmoid(x):
     return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(x, dtype=float)))
 
 
-def length_controlled_win_rate(preference, length_difference, ridge: float = 1e-6) -> float:
-    """σ(θ) of the GLM logit P(win) = θ + φ·tanh(Δlen / std(Δlen)), fitted by Newton's method.
+def length_controlled_win_rate_simple(preference, length_difference, ridge: float = 1e-6) -> float:
+    """σ(θ) of the per-model GLM logit P(win) = θ + φ·tanh(Δlen / std(Δlen)), fitted by Newton's method.
 
+    Not AlpacaEval's LC metric (no instruction-difficulty term, no gamed baselines: see _alpacaeval_lc.py).
     `preference` ∈ [0, 1] (soft labels, ties ½); `ridge` only keeps a separable fit finite."""
     y = np.asarray(preference, dtype=float)
     delta = np.asarray(length_difference, dtype=float)
@@ -194,9 +201,13 @@ def _score_world(problem: PreferenceProblem, result: PreferenceResult) -> dict[s
     lengths = np.array([len(r) for r in result.responses], float)
     base_lengths = np.array([len(r) for r in problem.baseline_responses], float)
     categories = np.array(problem.eval_categories)
-    scores = {"win_rate": float(wins.mean()), "lc_win_rate": length_controlled_win_rate(wins, lengths - base_lengths),
+    lc = (problem.lc_win_rate(wins, lengths, base_lengths) if problem.lc_win_rate is not None
+          else length_controlled_win_rate_simple(wins, lengths - base_lengths))
+    scores = {"win_rate": float(wins.mean()),
               "kl_to_reference": float(np.mean(np.asarray(result.logp_policy) - np.asarray(result.logp_ref))),
               "mean_length": float(lengths.mean())}
+    if lc is not None:                                   # None: the hook's GLM cannot be fitted (too few answers)
+        scores["lc_win_rate"] = float(lc)
     per_category = []
     for c in problem.categories:
         mask = categories == c

@@ -1,14 +1,29 @@
 """AlpacaEval 2.0: the 805 instructions against the reference outputs, raw and length-controlled win rates.
 
-The evaluation protocol of SimpleMix and EPA (spec shared/papers/simplemix.md §5, epa.md §5): the policy
-answers each instruction; a judge compares the answer with the reference output; the win rate counts ties
-as ½ and the length-controlled win rate is the AlpacaEval 2.0 GLM (tasks/preference/__init__.py).
+The evaluation protocol of SimpleMix and EPA: the policy answers each instruction; a judge compares the answer
+with the AlpacaEval 2.0 reference output (gpt4_1106_preview's); the win rate counts ties as ½ and the
+length-controlled (LC) win rate is AlpacaEval 2.0's published GLM (tasks/preference/_alpacaeval_lc.py,
+`length_controlled_win_rates`): the policy's own fit of a length weight, a difficulty weight and its quality, with
+the instruction difficulties γ fitted across the AlpacaEval leaderboard's models, evaluated at equal length.
 
-Data (`data`): "hub" loads the instructions and reference outputs from `tatsu-lab/alpaca_eval` (config
-`alpaca_eval_gpt4_baseline`, split `eval`) through `datasets`; a path loads a local JSON file {"eval":
-[{instruction, output, category?, keywords?}], "train": [{prompt, chosen, rejected, keywords?}]} (tests:
-tests/fixtures/alpacaeval/fixture.json, written for this project). Training data (`train_data`), the
-off-policy lists best first that DPO / EPA train on (EPA spec §5):
+Data (`data`):
+* "hub": the instructions and reference outputs from `tatsu-lab/alpaca_eval` (config `alpaca_eval_gpt4_baseline`,
+  split `eval`) through `datasets`;
+* a local directory holding `instructions.jsonl`, or such a .jsonl file: one JSON object per line with `index`,
+  `instruction`, `reference_output` (and `dataset`), the 805 instructions in AlpacaEval's order;
+* a local .json file {"eval": [{instruction, output, category?, keywords?}], "train": [{prompt, chosen, rejected,
+  keywords?}]} (tests: tests/fixtures/alpacaeval/fixture.json, written for this project).
+`eval_limit` keeps the first n instructions, `eval_max_chars` those whose instruction and reference output
+together fit in n characters: CPU-scale subsamples (a tiny model's context is 1024 tokens; the short ones are
+not a random sample of AlpacaEval, so a CPU-scale number is a plumbing check, not a leaderboard figure).
+LC difficulties (`lc_difficulty`): "auto" takes, with data="hub", the published γ and the gamed baselines'
+annotations (`df_gamed.csv` of the hub dataset tatsu-lab/alpaca_eval, what the package itself downloads: the
+published metric exactly); with a data directory holding AlpacaEval's published judge annotations
+(`preferences.csv.gz`, the columns of `_alpacaeval_lc.COLUMNS`), γ fitted jointly on those models (no gamed
+baselines among them: the package's un-regularised variant); otherwise γ = 0. "none" sets γ = 0; a path names
+such a preferences.csv(.gz). γ comes from the GPT-4-turbo judge's annotations: with another judge it is a
+covariate whose weight the policy's fit sets, not that judge's own difficulty.
+Training data (`train_data`), the off-policy lists best first that DPO / EPA train on (EPA spec §5):
 * `uf-binarized` (default): `HuggingFaceH4/ultrafeedback_binarized` (`train_prefs`) with data="hub", else the
   data file's "train" pairs: one chosen, one rejected answer per prompt (one strong negative);
 * `uf-all`: `openbmb/UltraFeedback`, each instruction's 4 completions ranked by GPT-4's `overall_score`, ties
@@ -20,16 +35,17 @@ off-policy lists best first that DPO / EPA train on (EPA spec §5):
 Judges (`judge`, and `annotator` for on-policy labels):
 * `alpaca_eval`: the `alpaca_eval` package's pairwise judge `weighted_alpaca_eval_gpt4_turbo` (needs the
   package and OPENAI_API_KEY, checked when the task is built; annotations cached under `cache_dir`);
-* `reward_model:<hub id or local dir>`: a local sequence-classification reward model (the toolkit's
-  `load_model`); the answer wins when its reward exceeds the reference's;
+* `reward_model:<hub id, local dir or tiny shape>`: a local sequence-classification reward model (the toolkit's
+  `load_model`); the answer wins when its reward exceeds the reference's (a tiny shape is a seeded, untrained
+  model: the CPU-scale plumbing check, not a meaningful judge);
 * `keywords`: deterministic, for tests: the share of an item's keywords present in the answer.
 The policy `model` is a hub id or local directory (the paper's SFT models), or a tiny shape for tests.
 
-Fidelity: faithful to the AlpacaEval 2.0 metric definitions except the instruction-difficulty term of the
-LC GLM (needs the leaderboard's other models): with it fixed, our LC win rate is alpaca_eval's own GLM to 2e-4
-(tests/tasks/preference/test_alpaca_eval_package.py, which also runs the package's judge on a fake OpenAI
-client). UF-all keeps every source (H4's binarized set drops truthful_qa; EPA's filtering is unknown).
-Category labels come from the data file (the SimpleMix fork labels categories with an LLM).
+Fidelity: faithful to the AlpacaEval 2.0 metric definitions; the LC difficulties are the published ones only
+with data="hub" (offline they are re-estimated, see _alpacaeval_lc.py: on the leaderboard's 30 published models
+our LC is within 0.71 points of the published on average, 3.5 at worst). UF-all keeps every source (H4's
+binarized set drops truthful_qa; EPA's filtering is unknown). Category labels come from the data file (the
+SimpleMix fork labels categories with an LLM); AlpacaEval's own instructions carry none.
 """
 
 from __future__ import annotations
@@ -37,7 +53,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from itertools import islice
 from pathlib import Path
 
@@ -49,6 +65,10 @@ from bench.registry import task
 from bench.toolkit.causal_lm import cached_dir, load_causal_lm
 from bench.toolkit.models import TINY_SHAPES, save_model
 from tasks.preference import PreferenceProblem
+from tasks.preference._alpacaeval_lc import (fit_model, gamed_rows, instruction_difficulties, length_controlled_win_rates,
+                                             read_annotations, win_rates)
+
+__all__ = ["Config", "build", "length_controlled_win_rates", "win_rates", "instruction_difficulties", "read_annotations"]
 
 FIXTURE = str(Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "alpacaeval" / "fixture.json")
 SMALLEST = {"data": FIXTURE, "model": "tiny-gpt2", "judge": "keywords", "annotator": "keywords", "max_new_tokens": 8}
@@ -58,16 +78,18 @@ TRAIN_DATA = ("uf-binarized", "uf-all", "<local .json/.jsonl file>")
 
 @dataclass(frozen=True)
 class Config:
-    data: str = "hub"                                          # "hub" or a local JSON file
+    data: str = "hub"                                          # "hub", a local instructions.jsonl (or its folder), or a .json
     model: str = "allenai/Llama-3.1-Tulu-3-8B-SFT"             # π_SFT (SimpleMix's base; fork [F])
     judge: str = "alpaca_eval"                                 # weighted_alpaca_eval_gpt4_turbo (AlpacaEval 2.0 default)
     annotator: str = "reward_model:Skywork/Skywork-Reward-Gemma-2-27B-v0.2"  # labels on-policy samples (fork [F])
     label_temperature: float = 1.0                             # τ: Bradley–Terry on the annotator's rewards
     max_new_tokens: int = 2048                                 # SimpleMix fork: max 2048 new tokens
     eval_limit: int = 0                                        # first n instructions (0: all 805)
+    eval_max_chars: int = 0                                    # only instructions with instruction + reference ≤ n chars (0: all)
     train_limit: int = 0                                       # first n training prompts (0: all)
     train_data: str = "uf-binarized"                           # "uf-binarized", "uf-all" (EPA) or a local file
     cache_dir: str = "~/.cache/icml2025-bench/preference"
+    lc_difficulty: str = "auto"                                # γ of the LC GLM: "auto", "none" or a preferences.csv(.gz)
 
     def __post_init__(self) -> None:
         for name in (self.judge, self.annotator):
@@ -75,20 +97,48 @@ class Config:
                 raise ValueError(f"judge {name!r} unknown; allowed: {', '.join(JUDGES)}")
         if self.annotator == "alpaca_eval":
             raise ValueError("annotator must be pointwise (keywords or reward_model:<id>), not alpaca_eval")
-        if self.max_new_tokens < 1 or self.eval_limit < 0 or self.train_limit < 0 or not self.label_temperature > 0:
-            raise ValueError("need max_new_tokens >= 1, eval_limit >= 0, train_limit >= 0, label_temperature > 0")
+        if (self.max_new_tokens < 1 or self.eval_limit < 0 or self.train_limit < 0 or self.eval_max_chars < 0
+                or not self.label_temperature > 0):
+            raise ValueError("need max_new_tokens >= 1, eval_limit >= 0, eval_max_chars >= 0, train_limit >= 0, "
+                             "label_temperature > 0")
         if self.train_data not in TRAIN_DATA[:2] and not self.train_data.endswith((".json", ".jsonl")):
             raise ValueError(f"train_data {self.train_data!r} unknown; allowed: {', '.join(TRAIN_DATA)}")
+        if self.lc_difficulty not in ("auto", "none") and not self.lc_difficulty.endswith((".csv", ".csv.gz")):
+            raise ValueError(f"lc_difficulty {self.lc_difficulty!r} unknown; allowed: auto, none, a preferences.csv(.gz)")
 
 
 def _read_json(name: str, setting: str):
     path = Path(name).expanduser()
     if not path.is_file():
-        allowed = "'hub' or a local JSON file" if setting == "data" else ", ".join(TRAIN_DATA)
+        allowed = ("'hub', a local instructions.jsonl, its folder, or a .json file" if setting == "data"
+                   else ", ".join(TRAIN_DATA))
         raise ValueError(f"{setting} {name!r}: no such file (allowed: {allowed})")
     if path.suffix == ".jsonl":
         return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     return json.loads(path.read_text())
+
+
+def _instructions_file(data: str) -> Path | None:
+    """The instructions.jsonl that `data` names (the file, or a folder holding it), else None."""
+    path = Path(data).expanduser()
+    if path.is_dir():
+        if not (path / "instructions.jsonl").is_file():
+            raise ValueError(f"data {data!r}: the folder holds no instructions.jsonl")
+        return path / "instructions.jsonl"
+    return path if path.suffix == ".jsonl" else None
+
+
+def read_instructions(path: Path) -> list[dict]:
+    """AlpacaEval's instructions with their reference outputs from a .jsonl file (index, instruction,
+    reference_output per line) as eval items {index, instruction, output, dataset}, in `index` order."""
+    rows = _read_json(str(path), "data")
+    need = ("index", "instruction", "reference_output")
+    for number, row in enumerate(rows, 1):
+        if not isinstance(row, dict) or any(k not in row for k in need):
+            raise ValueError(f"data {str(path)!r} line {number}: need the fields {', '.join(need)}")
+    rows = sorted(rows, key=lambda r: int(r["index"]))
+    return [{"index": int(r["index"]), "instruction": r["instruction"], "output": r["reference_output"],
+             **({"dataset": r["dataset"]} if r.get("dataset") else {})} for r in rows]
 
 
 def _number(value) -> float | None:
@@ -142,13 +192,18 @@ def train_item(row: dict) -> dict | None:
 def load_items(config: Config) -> tuple[list[dict], list[dict]]:
     """(eval items, train items) from the hub or local files; a train item's `responses` are best first."""
     trains = None
-    if config.data != "hub":
-        raw = _read_json(config.data, "data")
-        evals, trains = raw["eval"], raw["train"]
-    else:
+    if config.data == "hub":
         import datasets
 
-        evals = [dict(r) for r in datasets.load_dataset("tatsu-lab/alpaca_eval", "alpaca_eval_gpt4_baseline", split="eval")]
+        evals = [dict(r, index=i) for i, r in
+                 enumerate(datasets.load_dataset("tatsu-lab/alpaca_eval", "alpaca_eval_gpt4_baseline", split="eval"))]
+    elif _instructions_file(config.data) is not None:
+        evals = read_instructions(_instructions_file(config.data))
+    else:
+        raw = _read_json(config.data, "data")
+        if not isinstance(raw, dict) or "eval" not in raw:
+            raise ValueError(f"data {config.data!r}: a .json data file holds {{'eval': [...], 'train': [...]}}")
+        evals, trains = raw["eval"], raw.get("train")     # no "train": uf-binarized from the hub
     if config.train_data == "uf-all":
         import datasets
 
@@ -163,6 +218,8 @@ def load_items(config: Config) -> tuple[list[dict], list[dict]]:
     items = list(islice(filter(None, map(train_item, trains)), config.train_limit or None))
     if len({len(item["responses"]) for item in items}) > 1:
         raise ValueError("train_data mixes list lengths (binarized pairs and 4-completion rows): use one schema")
+    if config.eval_max_chars:
+        evals = [e for e in evals if len(e["instruction"]) + len(e["output"]) <= config.eval_max_chars]
     return evals[: config.eval_limit or None], items
 
 
@@ -224,6 +281,56 @@ def alpaca_eval_preferences(instructions: dict, prompts, responses, baseline, ca
     return np.array([float(v) - 1.0 for v in values])    # AlpacaEval: 1 = reference, 2 = model
 
 
+@lru_cache(maxsize=4)
+def _fitted_difficulty(path: str, mtime: float):
+    """(γ, gamed rows) fitted on a preferences.csv(.gz) of published annotations (cached per file version)."""
+    frame = read_annotations(path)
+    gamma = instruction_difficulties(frame)
+    return gamma, gamed_rows(frame, gamma)
+
+
+def hub_difficulty():
+    """(γ, gamed rows) as the alpaca_eval package reads them: df_gamed.csv of the hub dataset tatsu-lab/alpaca_eval."""
+    import pandas as pd
+    from huggingface_hub import hf_hub_download
+
+    try:
+        frame = pd.read_csv(hf_hub_download(repo_id="tatsu-lab/alpaca_eval", filename="df_gamed.csv", repo_type="dataset"))
+    except Exception as exc:  # offline, hub errors: one line naming the way out
+        raise ValueError(f"lc_difficulty=auto with data=hub reads df_gamed.csv from the hub (tatsu-lab/alpaca_eval) and "
+                         f"could not ({type(exc).__name__}); set task.lc_difficulty=none or a preferences.csv.gz") from None
+    gamma = frame.drop_duplicates("index").set_index("index")["instruction_difficulty"]
+    gamed = pd.DataFrame({"tanh_len": np.tanh(frame["std_delta_len"]), "gamma": frame["instruction_difficulty"],
+                          "preference": frame["preference"]}).dropna()
+    return gamma, gamed.reset_index(drop=True)
+
+
+def lc_inputs(config: Config):
+    """(γ by instruction index or None, gamed-baseline rows or None) of the LC GLM, per `lc_difficulty`."""
+    if config.lc_difficulty == "none":
+        return None, None
+    path = None if config.lc_difficulty == "auto" else Path(config.lc_difficulty).expanduser()
+    if path is None and config.data == "hub":
+        return hub_difficulty()
+    if path is None and Path(config.data).expanduser().is_dir():
+        path = Path(config.data).expanduser() / "preferences.csv.gz"
+        if not path.is_file():
+            return None, None
+    if path is None:
+        return None, None
+    if not path.is_file():
+        raise ValueError(f"lc_difficulty {str(path)!r}: no such file")
+    return _fitted_difficulty(str(path.resolve()), path.stat().st_mtime)
+
+
+def alpacaeval_lc(gamma, gamed, wins, lengths, base_lengths) -> float | None:
+    """The problem's LC hook: AlpacaEval 2.0's GLM fitted on the policy's preferences, in [0, 1]; None under 5
+    answers (its 5-fold cross-validation needs 5), so a tiny eval_limit stores no LC rather than failing."""
+    if len(wins) < 5:
+        return None
+    return fit_model(wins, lengths, base_lengths, gamma, gamed)["lc_win_rate"]
+
+
 def _pointwise(name: str, keywords: dict, device: str):
     if name == "keywords":
         return partial(keyword_scores, keywords)
@@ -245,11 +352,14 @@ def _policy_path(config: Config) -> tuple[str, bool]:
     return str(cached_dir(config.cache_dir, {"alpacaeval-tiny": config.model, "version": 1}, build)), True
 
 
-@task(family="preference", config=Config, version=1)
+@task(family="preference", config=Config, version=2)  # 2: LC = AlpacaEval's GLM with γ; instructions.jsonl data
 def build(config: Config, ctx: RunContext) -> PreferenceProblem:
     if config.judge == "alpaca_eval":
         check_alpaca_eval_judge()
     evals, trains = load_items(config)
+    difficulty, gamed = lc_inputs(config)
+    indices = [int(e.get("index", i)) for i, e in enumerate(evals)]
+    gamma = np.zeros(len(evals)) if difficulty is None else difficulty.reindex(indices).fillna(0.0).to_numpy()
     path, tiny = _policy_path(config)
     tokenizer = load_causal_lm(path)[1] if tiny else AutoTokenizer.from_pretrained(path)
     eval_prompts = [format_prompt(tokenizer, e["instruction"]) for e in evals]
@@ -267,4 +377,4 @@ def build(config: Config, ctx: RunContext) -> PreferenceProblem:
         eval_prompts=tuple(eval_prompts), eval_categories=tuple(e.get("category", "other") for e in evals),
         baseline_responses=tuple(e["output"] for e in evals), probe_prompts=(), probe_responses=(),
         judge=judge, label_temperature=config.label_temperature, max_new_tokens=config.max_new_tokens,
-        pairwise_judge=pairwise)
+        pairwise_judge=pairwise, lc_win_rate=partial(alpacaeval_lc, gamma, gamed))

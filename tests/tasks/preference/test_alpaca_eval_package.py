@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from bench.context import RunContext
-from tasks.preference import PreferenceResult, length_controlled_win_rate, score, sigmoid
+from tasks.preference import PreferenceResult, length_controlled_win_rate_simple, score, sigmoid
 from tasks.preference import alpacaeval
 
 alpaca_eval = pytest.importorskip("alpaca_eval")
@@ -104,7 +104,7 @@ def test_missing_openai_key_is_a_one_line_error_before_anything_runs(monkeypatch
         alpacaeval.build(config, RunContext(seed=0).for_task())
 
 
-# ---- length-controlled win rate: ours against alpaca_eval.metrics.glm_winrate --------------------------------------
+# ---- the simple per-model length-controlled fit against alpaca_eval.metrics.glm_winrate (published LC: test_alpacaeval_lc.py)
 
 MINIMAL = {**alpaca_eval.metrics.glm_winrate.GLM_INFO["length_controlled_minimal"], "kwargs": {"n_splits": 0}}
 
@@ -134,7 +134,7 @@ def package_lc(df: pd.DataFrame, glm_info: dict, monkeypatch, tmp_path) -> dict:
 
 
 @pytest.mark.parametrize("theta, phi, seed", [(0.3, 1.2, 0), (-0.8, 2.0, 1), (1.0, -0.5, 2)])
-def test_our_lc_win_rate_is_alpaca_evals_glm_at_fixed_instruction_difficulty(theta, phi, seed, monkeypatch, tmp_path):
+def test_the_simple_lc_fit_is_alpaca_evals_glm_at_fixed_instruction_difficulty(theta, phi, seed, monkeypatch, tmp_path):
     """With one model against one baseline the instruction-difficulty term is not identifiable (AlpacaEval fits
     it across its leaderboard's models); fixed at 0 for every instruction, AlpacaEval's `length_controlled_v1`
     formula without the gamed-baseline regularisation is its `length_controlled_minimal` GLM
@@ -148,7 +148,7 @@ def test_our_lc_win_rate_is_alpaca_evals_glm_at_fixed_instruction_difficulty(the
     (df_gamed.csv from the hub, weight λ = 0.2) and picks C by 5-fold CV, so its θ depends on other models."""
     df = synthetic_annotations(2000, theta, phi, seed)
     delta = df["output_2"].str.len().to_numpy() - df["output_1"].str.len().to_numpy()
-    ours = length_controlled_win_rate(df["preference"].to_numpy() - 1.0, delta)
+    ours = length_controlled_win_rate_simple(df["preference"].to_numpy() - 1.0, delta)
     theirs = package_lc(df, MINIMAL, monkeypatch, tmp_path)
     assert theirs["win_rate"] / 100 == pytest.approx(np.mean(df["preference"] - 1.0), abs=1e-12)   # raw WR
     assert theirs["length_controlled_winrate"] / 100 == pytest.approx(ours, abs=2e-4)

@@ -109,3 +109,131 @@ def test_bad_train_data_is_a_clear_error(tmp_path):
     bad.write_text('{"question": "x"}\n')
     with pytest.raises(ValueError, match="a train_data row needs 'instruction' and 'completions'"):
         alpacaeval.load_items(alpacaeval.Config(**{**alpacaeval.SMALLEST, "train_data": str(bad)}))
+
+
+# ---- AlpacaEval's own instructions (instructions.jsonl) and the published LC metric in the task -----------------------
+
+DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "alpacaeval"
+needs_data = pytest.mark.skipif(not (DATA / "instructions.jsonl").is_file(),
+                                reason=f"the AlpacaEval instructions are not at {DATA}")
+
+
+LOCAL = {**alpacaeval.SMALLEST, "train_data": alpacaeval.FIXTURE}   # the fixture's pairs: no hub
+
+
+def write_instructions(folder: Path, n: int = 6) -> Path:
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = [{"index": i, "instruction": f"Question {i}?", "dataset": "test", "reference_output": "Answer " * (i + 1)}
+            for i in reversed(range(n))]                                  # out of order: read back in index order
+    (folder / "instructions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return folder
+
+
+def test_instructions_jsonl_from_a_file_or_its_folder(tmp_path):
+    folder = write_instructions(tmp_path / "ae")
+    config = alpacaeval.Config(**{**LOCAL, "data": str(folder)})
+    evals, trains = alpacaeval.load_items(config)
+    assert [e["index"] for e in evals] == list(range(6)) and evals[2]["output"] == "Answer Answer Answer "
+    assert evals[0]["instruction"] == "Question 0?" and len(trains) == 8           # the fixture's pairs
+    assert alpacaeval.load_items(alpacaeval.Config(**{**LOCAL, "data": str(folder / "instructions.jsonl")}))[0] == evals
+    limited = alpacaeval.Config(**{**LOCAL, "data": str(folder), "eval_max_chars": 30, "eval_limit": 2})
+    assert [e["index"] for e in alpacaeval.load_items(limited)[0]] == [0, 1]   # 11 + 7(i+1) chars ≤ 30: 0, 1, 2; first 2
+    with pytest.raises(ValueError, match="holds no instructions.jsonl"):
+        alpacaeval.load_items(alpacaeval.Config(data=str(tmp_path)))
+    (tmp_path / "bad.jsonl").write_text('{"index": 0, "instruction": "x"}\n')
+    with pytest.raises(ValueError, match="line 1: need the fields index, instruction, reference_output"):
+        alpacaeval.load_items(alpacaeval.Config(data=str(tmp_path / "bad.jsonl")))
+    with pytest.raises(ValueError, match="lc_difficulty 'gamma' unknown"):
+        alpacaeval.Config(lc_difficulty="gamma")
+
+
+@needs_data
+def test_the_805_instructions_and_references():
+    evals, _ = alpacaeval.load_items(alpacaeval.Config(**{**LOCAL, "data": str(DATA)}))
+    assert len(evals) == 805 and [e["index"] for e in evals] == list(range(805))
+    assert evals[0]["instruction"].startswith("What are the names of some famous actors that started their careers")
+    assert evals[0]["output"].startswith("Several famous actors started their careers on Broadway")
+    short = alpacaeval.Config(**{**LOCAL, "data": str(DATA), "eval_max_chars": 1000})
+    assert len(alpacaeval.load_items(short)[0]) == 169
+
+
+def test_scoring_uses_alpaca_evals_glm_with_the_difficulties(tmp_path, monkeypatch):
+    """The problem's LC is _alpacaeval_lc.fit_model on its items' γ; auto takes γ from the data folder's published
+    annotations, from the hub's df_gamed.csv with data=hub (read offline here), none with the fixture."""
+    import pandas as pd
+
+    from tasks.preference import _alpacaeval_lc as lc
+
+    folder = write_instructions(tmp_path / "ae", n=12)
+    rng = np.random.default_rng(0)
+    annotations = pd.DataFrame([{"model": m, "index": i, "preference": float(rng.uniform()), "model_output_chars": int(rng.integers(1, 90)),
+                                 "reference_output_chars": 7 * (i + 1)} for m in ("a", "b", "c") for i in range(12)])
+    annotations.to_csv(folder / "preferences.csv.gz", index=False)
+    problem = alpacaeval.build(alpacaeval.Config(**{**LOCAL, "data": str(folder)}), RunContext(seed=0).for_task())
+    gamma = lc.instruction_difficulties(annotations)
+    assert problem.lc_win_rate.args[0] == pytest.approx(gamma.to_numpy()) and problem.lc_win_rate.args[1].empty
+    responses = tuple("word " * k for k in range(12))
+    zeros = np.zeros(12)
+    s = score(problem, PreferenceResult(responses=responses, logp_policy=zeros, logp_ref=zeros))
+    wins = np.array([problem.judge([p], [r])[0] > problem.judge([p], [b])[0] for p, r, b in
+                     zip(problem.eval_prompts, responses, problem.baseline_responses)], float)
+    expected = lc.fit_model(wins, [len(r) for r in responses], [len(b) for b in problem.baseline_responses], gamma.to_numpy())
+    assert s["lc_win_rate"] == pytest.approx(expected["lc_win_rate"], abs=1e-12)
+    few = alpacaeval.build(alpacaeval.Config(**{**LOCAL, "data": str(folder), "eval_limit": 4}), RunContext(seed=0).for_task())
+    few_scores = score(few, PreferenceResult(responses=responses[:4], logp_policy=zeros[:4], logp_ref=zeros[:4]))
+    assert "win_rate" in few_scores and "lc_win_rate" not in few_scores          # the GLM's 5-fold CV needs 5
+    assert alpacaeval.lc_inputs(alpacaeval.Config(**{**LOCAL, "data": str(folder), "lc_difficulty": "none"})) == (None, None)
+    assert alpacaeval.lc_inputs(alpacaeval.Config(**alpacaeval.SMALLEST)) == (None, None)
+    hub = pd.DataFrame({"model": "gpt4_1106_preview_verbose", "index": [0, 1, 0], "preference": [0.2, 0.6, np.nan],
+                        "std_delta_len": [0.5, -1.0, 0.0], "instruction_difficulty": [0.3, -0.4, 0.3],
+                        "not_gamed_baseline": False})
+    hub.to_csv(tmp_path / "df_gamed.csv", index=False)
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", lambda **kwargs: str(tmp_path / "df_gamed.csv"))
+    gamma, gamed = alpacaeval.lc_inputs(alpacaeval.Config())
+    assert gamma.to_dict() == {0: 0.3, 1: -0.4}
+    np.testing.assert_allclose(gamed.to_numpy(), [[np.tanh(0.5), 0.3, 0.2], [np.tanh(-1.0), -0.4, 0.6]])
+
+
+@needs_data
+def test_bench_run_trains_a_tiny_policy_and_scores_it_against_the_real_references(tmp_path):
+    """The CPU-scale command of the README: a tiny GPT-2 trained by DPO on the fixture's pairs, judged by a tiny
+    (untrained) reward model against AlpacaEval 2.0's reference outputs on the 169 short instructions."""
+    from bench.store import Store
+    from tests.leaderboard.paper_cli import bench
+
+    settings = {"data": str(DATA), "model": "tiny-gpt2", "judge": "reward_model:tiny-gpt2",
+                "annotator": "reward_model:tiny-gpt2", "train_data": alpacaeval.FIXTURE, "max_new_tokens": 16,
+                "eval_max_chars": 1000}
+    flags = [x for k, v in settings.items() for x in ("--set", f"task.{k}={v}")]
+    done = bench("run", "--method", "dpo", "--task", "alpacaeval", *flags, db=tmp_path / "b.db", timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    store = Store.open(f"sqlite:///{tmp_path / 'b.db'}")
+    (run,) = store.runs(method="dpo", task="alpacaeval")
+    assert run.status == "done" and run.task_version == 2
+    metrics = store.metrics([run.run_key])[run.run_key]
+    assert 0 <= metrics["win_rate"] <= 1 and 0 < metrics["lc_win_rate"] < 1 and metrics["kl_to_reference"] != 0.0
+
+
+def test_the_papers_alpacaeval_claims_are_judged_with_the_published_lc(tmp_path, monkeypatch):
+    """SimpleMix's and EPA's paper-scale AlpacaEval claims compare lc_win_rate of cells whose task config reads the
+    hub's published instruction difficulties and gamed baselines (what alpaca_eval itself downloads)."""
+    from bench.registry import Registry
+    from leaderboard.claims import load_paper
+
+    registry = Registry.discover()
+    groups = [g for slug in ("simplemix", "epa") for c in load_paper(registry, slug).claims
+              if c.scale == "paper-scale" for g in c.groups if g.task == "alpacaeval"]
+    assert len(groups) == 8
+    calls = []
+    monkeypatch.setattr(alpacaeval, "hub_difficulty", lambda: calls.append(1) or ("γ", "gamed"))
+    for group in groups:
+        config = alpacaeval.Config(**group.task_config)
+        assert (config.data, config.lc_difficulty, config.judge) == ("hub", "auto", "alpaca_eval")
+        assert alpacaeval.lc_inputs(config) == ("γ", "gamed")
+    assert len(calls) == 8
+    assert all(c.metric == "lc_win_rate" for slug in ("simplemix", "epa") for c in load_paper(registry, slug).claims
+               if c.scale == "paper-scale")

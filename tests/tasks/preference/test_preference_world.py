@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from tasks.preference import length_controlled_win_rate, slope1_metrics, win_preferences
+from tasks.preference import length_controlled_win_rate_simple, slope1_metrics, win_preferences
 from tasks.preference._world import annotate, answer, gold_reward, make_prompts
 
 
@@ -35,15 +35,15 @@ def test_the_annotator_is_bradley_terry_in_gold_over_tau():
     assert abs(wins - p) < 4 * np.sqrt(p * (1 - p) / 20000)
 
 
-def test_length_controlled_win_rate_hand_case():
+def test_length_controlled_win_rate_simple_hand_case():
     """Two length groups, Δlen = ±5 (so tanh(Δ/std) = ±tanh 1): the GLM is saturated, σ(θ ± φ·tanh 1) = 0.8 / 0.4,
     θ = (logit 0.8 + logit 0.4)/2 = (ln 4 + ln ⅔)/2 = 0.490415, LC = σ(θ) = 0.620204 (raw win rate 0.6)."""
     wins = np.array([1.0] * 8 + [0.0] * 2 + [1.0] * 4 + [0.0] * 6)
     delta = np.array([5.0] * 10 + [-5.0] * 10)
     assert wins.mean() == pytest.approx(0.6)
-    assert length_controlled_win_rate(wins, delta) == pytest.approx(0.620204, abs=1e-5)
+    assert length_controlled_win_rate_simple(wins, delta) == pytest.approx(0.620204, abs=1e-5)
     # no length difference: LC = the raw win rate; soft ties are ½
-    assert length_controlled_win_rate(np.array([1, 1, 0.5, 0.0]), np.zeros(4)) == pytest.approx(0.625, abs=1e-6)
+    assert length_controlled_win_rate_simple(np.array([1, 1, 0.5, 0.0]), np.zeros(4)) == pytest.approx(0.625, abs=1e-6)
     assert list(win_preferences([1, 0, 2], [0, 0, 3])) == [1.0, 0.5, 0.0]
 
 
