@@ -10,7 +10,8 @@ float rounding of a different matmul shape).
 
 A model that does not take a cache (e.g. a hand-built table whose logits depend on the last id
 only) is fed the new ids alone as well; it must then not need the rest, which holds for bigram
-tables. The cache keyword is `cache` in transformers >= 5.2x and `past_key_values` before.
+tables. The cache keyword is `cache` in recent transformers (5.24 here), `past_key_values` in older
+ones: whichever forward() names is used.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ class CachedLM:
         self.ids, self.tail = self.ids[:keep], None
 
     def rows(self, ids: list[int], start: int) -> torch.Tensor:
-        """Logits of the next token after ids[:j] for j = start .. len(ids): (len(ids) − start + 1, |V|), start >= 1."""
+        """Logits of the next token after ids[:j], j = start .. len(ids), start >= 1: (len(ids) − start + 1, |V|)."""
         n = common_prefix(self.ids, ids)
         if n == len(self.ids) == start and self.tail is not None:  # extend the sequence read last
             head = self.tail[None]
@@ -92,7 +93,7 @@ class CachedLM:
         return self.rows(ids, len(ids))[0]
 
     def batch_last(self, prefix: list[int], paths: torch.Tensor) -> torch.Tensor:
-        """Logits after prefix + each row of `paths` (B, d), d >= 1: (B, |V|). The prefix's cache is read, not changed."""
+        """Logits after prefix + each row of `paths` (B, d), d >= 1: (B, |V|); the prefix's cache is left unchanged."""
         self.rows(prefix, len(prefix))
         if self.keyword is None:
             with torch.no_grad():
