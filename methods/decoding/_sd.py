@@ -1,11 +1,14 @@
-"""Shared machinery of the decoding methods: forward passes with counters, verification rules, the loop.
+"""Shared machinery of the decoding methods: counters, verification rules on tensors, drafting, the loop.
 
-Speculative sampling (Leviathan et al. 2023; Chen et al. 2023; spec §2): a draft token x from a
-proposal q is accepted with probability min(1, p(x)/q(x)); at the first rejection the target
-samples from the residual r(x) ∝ max(0, p(x) − q(x)); after k acceptances it samples one more token
-from p. Each emitted token is then exactly p-distributed. Greedy verification keeps draft tokens
-while they equal argmax p and then emits the target's own argmax, so the output is the target's
-greedy decoding. Every method calls the target on y + candidates once per round (`target_calls`).
+Speculative sampling (Leviathan et al. 2023; Chen et al. 2023): a draft token x from a proposal q is
+accepted with probability min(1, p(x)/q(x)); at the first rejection the target samples from the
+residual r(x) ∝ max(0, p(x) − q(x)); after k acceptances it samples one more token from p. Each
+emitted token is then exactly p-distributed. Greedy verification keeps draft tokens while they equal
+argmax p and then emits the target's own argmax, so the output is the target's greedy decoding.
+Every method calls the target once per round on y + candidates (`target_calls`), through a KV cache
+(`_cache.CachedLM`) that keeps y and drops the rejected part of the previous block, so the call
+reads only the last emitted token and the new candidates. The rules below work on whole blocks of
+rows at once: one uniform per candidate, one comparison, one residual draw.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from typing import Callable
 
 import torch
 
-from tasks.decoding import LM, DecodingProblem, DecodingResult
-
+from methods.decoding._cache import CachedLM
+from tasks.decoding import DecodingProblem, DecodingResult
 
 @dataclass
 class Counts:
@@ -29,20 +32,14 @@ class Counts:
     accepted: int = 0
 
 
-def probs(lm: LM, ids: list[int] | torch.Tensor) -> torch.Tensor:
-    """Next-token distributions after every position of `ids` (float64, CPU): (n, |V|)."""
-    device = next(lm.model.parameters()).device
-    batch = torch.as_tensor(ids, device=device)
-    single = batch.dim() == 1
-    with torch.no_grad():
-        logits = lm.model(batch[None] if single else batch).logits  # (B, n, |V|)
-    out = torch.softmax(logits.double().cpu(), dim=-1)
-    return out[0] if single else out
-
-
 def cpu_generator(ctx) -> torch.Generator:
     """The run's sampling stream on the CPU, where the verification maths runs (ctx.torch_generator may be CUDA)."""
     return torch.Generator().manual_seed(int(ctx.rng.integers(2**62)))
+
+
+def softmax(logits: torch.Tensor) -> torch.Tensor:
+    """Probabilities in float64 (the verification ratios p/q are taken in double precision)."""
+    return torch.softmax(logits.double(), dim=-1)
 
 
 def sample(dist: torch.Tensor, generator: torch.Generator) -> int:
@@ -54,80 +51,85 @@ def fit(q: torch.Tensor, size: int) -> torch.Tensor:
     return q[:size] if len(q) >= size else torch.cat([q, q.new_zeros(size - len(q))])
 
 
+def first_mismatch(candidates: list[int], choices: list[int]) -> int:
+    """Index of the first candidate that differs from the target's choice there, len(candidates) if none."""
+    return next((i for i, (c, x) in enumerate(zip(candidates, choices)) if c != x), len(candidates))
+
+
 def greedy_verify(p_rows: torch.Tensor, candidates: list[int]) -> tuple[int, list[int]]:
     """(accepted, emitted): keep candidates equal to argmax p, then the target's own argmax."""
-    for i, c in enumerate(candidates):
-        best = int(torch.argmax(p_rows[i]))
-        if best != c:
-            return i, candidates[:i] + [best]
-    return len(candidates), candidates + [int(torch.argmax(p_rows[len(candidates)]))]
+    best = torch.argmax(p_rows, dim=-1).tolist()
+    i = first_mismatch(candidates, best)
+    return i, candidates[:i] + [best[i]]
 
 
 def sampling_verify(p_rows: torch.Tensor, q_rows: list[torch.Tensor], candidates: list[int],
                     generator: torch.Generator) -> tuple[int, list[int]]:
     """Speculative sampling with proposals q_rows[i] over the target vocabulary (candidate −1: outside it)."""
-    for i, c in enumerate(candidates):
-        p, q = p_rows[i], fit(q_rows[i], p_rows.shape[-1])
-        ratio = 0.0 if c < 0 else float(p[c] / q[c]) if q[c] > 0 else 1.0
-        if float(torch.rand((), generator=generator, dtype=torch.float64)) < min(1.0, ratio):
-            continue
-        residual = torch.clamp(p - q, min=0.0)  # r ∝ max(0, p − q)
-        total = float(residual.sum())
-        return i, candidates[:i] + [sample(residual / total if total > 0 else p, generator)]
-    return len(candidates), candidates + [sample(p_rows[len(candidates)], generator)]
+    m, size = len(candidates), p_rows.shape[-1]
+    if m:
+        q = torch.stack([fit(r, size) for r in q_rows[:m]])  # (m, |T|)
+        c = torch.tensor(candidates)
+        at = torch.arange(m), c.clamp(min=0)
+        pc, qc = p_rows[:m][at], q[at]
+        ratio = torch.where(qc > 0, pc / torch.where(qc > 0, qc, 1.0), 1.0).masked_fill(c < 0, 0.0)
+        rejected = torch.nonzero(torch.rand(m, generator=generator, dtype=torch.float64) >= ratio)
+        i = int(rejected[0, 0]) if len(rejected) else m
+        if i < m:
+            residual = torch.clamp(p_rows[i] - q[i], min=0.0)  # r ∝ max(0, p − q)
+            total = float(residual.sum())
+            return i, candidates[:i] + [sample(residual / total if total > 0 else p_rows[i], generator)]
+    return m, candidates + [sample(p_rows[m], generator)]
 
 
 def match_verify(p_rows: torch.Tensor, candidates: list[int], generator: torch.Generator) -> tuple[int, list[int]]:
-    """Exact-match verification under sampling: the target samples x_i ~ p_i; a candidate survives iff x_i equals it."""
-    for i, c in enumerate(candidates):
-        x = sample(p_rows[i], generator)
-        if x != c:
-            return i, candidates[:i] + [x]
-    return len(candidates), candidates + [sample(p_rows[len(candidates)], generator)]
+    """Exact-match verification under sampling: the target samples x_i ~ p_i; a candidate survives iff x_i equals it.
+
+    All x_i are drawn at once; those after the first mismatch are discarded, which leaves the law of
+    the emitted tokens unchanged (each x_i is drawn from p given the candidates before it)."""
+    xs = torch.multinomial(p_rows, 1, generator=generator)[:, 0].tolist()
+    i = first_mismatch(candidates, xs)
+    return i, candidates[:i] + [xs[i]]
 
 
-def verify(problem: DecodingProblem, ids: list[int], candidates: list[int], counts: Counts, greedy: bool,
+def verify(target: CachedLM, ids: list[int], candidates: list[int], counts: Counts, greedy: bool,
            generator: torch.Generator, q_rows: list[torch.Tensor] | None = None) -> list[int]:
-    """One target forward on ids + candidates, then the verification rule; returns the emitted tokens."""
-    p_rows = probs(problem.target, ids + candidates)[len(ids) - 1:]  # (m+1, |T|)
+    """One target forward on ids + candidates (a trailing −1, 'none', is not fed), then the verification rule;
+    returns the emitted tokens."""
+    real = candidates[:-1] if candidates and candidates[-1] < 0 else candidates
+    logits = target.rows(ids + real, len(ids))  # (len(real) + 1, |T|): p(·|y), p(·|y, t_1), ...
     counts.target_calls += 1
     if greedy:
-        accepted, emitted = greedy_verify(p_rows, candidates)
+        accepted, emitted = greedy_verify(logits, candidates)
     elif q_rows is None:
-        accepted, emitted = match_verify(p_rows, candidates, generator)
+        accepted, emitted = match_verify(softmax(logits), candidates, generator)
     else:
-        accepted, emitted = sampling_verify(p_rows, q_rows, candidates, generator)
+        accepted, emitted = sampling_verify(softmax(logits), q_rows, candidates, generator)
     counts.drafted += len(candidates)
     counts.accepted += accepted
     return emitted
 
 
-def text_of(lm: LM, ids: list[int]) -> str:
-    return lm.tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
-
-
-def encode(lm: LM, text: str) -> list[int]:
-    return list(lm.tokenizer.encode(text, add_special_tokens=False))
-
-
-def draft_tokens(drafter: LM, context: list[int], k: int, greedy: bool, threshold: float, counts: Counts,
-                 generator: torch.Generator, mask: torch.Tensor | None = None) -> tuple[list[int], list[torch.Tensor]]:
+def draft_tokens(drafter: CachedLM, context: list[int], k: int, greedy: bool, threshold: float, counts: Counts,
+                 generator: torch.Generator, eos: int | None, mask: torch.Tensor | None = None
+                 ) -> tuple[list[int], list[torch.Tensor]]:
     """Up to k drafter tokens (argmax or sampled from q, restricted to `mask` if given), stopping early when
     the drafter's top probability falls below `threshold` (HF's assistant confidence rule; the low-confidence
-    token is kept). Returns the tokens and the proposal distribution each was drawn from."""
+    token is kept) or at `eos`. Returns the tokens and the proposal distribution each was drawn from."""
     tokens, dists = [], []
     for _ in range(k):
-        q = probs(drafter, context + tokens)[-1]
+        q = softmax(drafter.next(context + tokens))
         counts.drafter_calls += 1
         if mask is not None:  # q'(x) = q(x)·1[x ∈ I] / Σ_{y∈I} q(y)
-            q = torch.where(mask, q, torch.zeros_like(q))
-            if float(q.sum()) <= 0:
+            q = q * mask
+            total = float(q.sum())
+            if total <= 0:
                 break
-            q = q / q.sum()
+            q = q / total
         token = int(torch.argmax(q)) if greedy else sample(q, generator)
         tokens.append(token)
         dists.append(q)
-        if float(q.max()) < threshold or token == drafter.tokenizer.eos_token_id:
+        if float(q.max()) < threshold or token == eos:
             break
     return tokens, dists
 

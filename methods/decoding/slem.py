@@ -2,7 +2,8 @@
 
 Timor et al., "Accelerating LLM Inference with Lossless Speculative Decoding Algorithms for
 Heterogeneous Vocabularies", ICML 2025, arXiv 2502.05202 (spec §3.1). One round, with target ids y:
-1. the drafter's context is the text of y re-encoded with the drafter tokenizer, z = enc_D(dec_T(y));
+1. the drafter's context is the text of y re-encoded with the drafter tokenizer, z = enc_D(dec_T(y))
+   (only the text added since the last round is decoded and re-encoded, `_vocab.Retokenizer`);
 2. the drafter proposes d_1..d_k (k ≤ num_assistant_tokens; it stops early when its top probability
    falls below the confidence threshold);
 3. s = dec_D(d_1..d_k) (special tokens skipped); the candidates t_1..t_m are the part of
@@ -15,10 +16,12 @@ Heterogeneous Vocabularies", ICML 2025, arXiv 2502.05202 (spec §3.1). One round
 Every emitted token is the target's own choice, so the output equals target-only decoding (exactly
 under greedy, in law under sampling); the drafts decide only how many tokens one forward confirms.
 
-Fidelity: faithful to the algorithm. Deviations: the drafter context is re-encoded in full each round
-instead of HF's look-behind sync with KV-cache rollback; the target-side alignment is a prefix match of
-the re-encoded look-behind window rather than HF's longest common diagonal; a fixed confidence
-threshold replaces HF's online-adapted one; no KV caches. These change cost, never the output.
+Both models keep their KV caches and roll them back to the longest prefix still valid, so the
+drafter reads the newly synced ids and its own drafts, the target the last token and the candidates.
+
+Fidelity: faithful to the algorithm. Deviations: the target-side alignment is a prefix match of the
+re-encoded look-behind window rather than HF's longest common diagonal; a fixed confidence threshold
+replaces HF's online-adapted one. These change cost, never the output.
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ from dataclasses import dataclass
 
 from bench.context import RunContext
 from bench.registry import method
-from methods.decoding._sd import Counts, cpu_generator, decode_all, draft_tokens, encode, text_of, verify
+from methods.decoding._cache import CachedLM
+from methods.decoding._sd import Counts, cpu_generator, decode_all, draft_tokens, verify
+from methods.decoding._vocab import Retokenizer, encode, text_of
 from tasks.decoding import LM, DecodingProblem, DecodingResult
 
 SMOKE = {"num_assistant_tokens": 4}
@@ -62,16 +67,18 @@ def to_target_candidates(target: LM, ids: list[int], draft_text: str, lookbehind
 def solve(problem: DecodingProblem, config: Config, ctx: RunContext) -> DecodingResult:
     generator, greedy = cpu_generator(ctx), not config.do_sample
     target, drafter = problem.target, problem.drafter
+    target_lm, drafter_lm, to_drafter = CachedLM(target.model), CachedLM(drafter.model), Retokenizer(target, drafter)
 
     def step(ids: list[int], remaining: int, counts: Counts) -> list[int]:
         k = min(config.num_assistant_tokens, remaining - 1)
         candidates: list[int] = []
         if k > 0:
-            context = encode(drafter, text_of(target, ids))  # z = enc_D(dec_T(y))
-            draft, _ = draft_tokens(drafter, context, k, greedy, config.confidence_threshold, counts, generator)
+            context = to_drafter(ids)  # z = enc_D(dec_T(y))
+            draft, _ = draft_tokens(drafter_lm, context, k, greedy, config.confidence_threshold, counts, generator,
+                                    drafter.tokenizer.eos_token_id)
             draft_text = text_of(drafter, draft)
             if draft_text:
                 candidates = to_target_candidates(target, ids, draft_text, config.target_lookbehind)[:k]
-        return verify(problem, ids, candidates, counts, greedy, generator)  # q_rows None: exact match
+        return verify(target_lm, ids, candidates, counts, greedy, generator)  # q_rows None: exact match
 
     return decode_all(problem, step, greedy, ctx)

@@ -15,6 +15,10 @@ so the output is exactly p-distributed; expected acceptance Σ_t min(p(t), ψ(t)
 Rounds chain k such proposals, each ψ_j conditioned on the text extended by t_1..t_{j−1}, and verify
 them with one target forward pass.
 
+Cost: the drafter reads the context z once into its KV cache; each level of the enumeration (all
+paths of d drafter tokens) is one batched forward of the paths alone over a copy of that cache, and
+ψ is accumulated on tensors, one scatter per level.
+
 Stopping rule and first token (our concrete choice; the spec leaves S open): drafting stops as soon as
 s is no longer a proper prefix of any target token's string (or the drafter emits a special token),
 and t(s) is the longest target token that is a prefix of s. If no target token is (s empty), the
@@ -22,7 +26,7 @@ proposal is "none", which the target always rejects.
 
 Fidelity: reconstructed (stopping rule and first-token map chosen as above; the paper's exact S is
 not in the available text). t_j is drawn from the enumerated ψ_j, which has the law of sampling the
-drafter and mapping its string. Sampling only (the paper defines SLRS for sampling); no KV caches.
+drafter and mapping its string. Sampling only (the paper defines SLRS for sampling).
 """
 
 from __future__ import annotations
@@ -33,8 +37,9 @@ import torch
 
 from bench.context import RunContext
 from bench.registry import method
-from methods.decoding._sd import Counts, cpu_generator, decode_all, encode, probs, sample, sampling_verify, text_of
-from methods.decoding.tli import output_size, token_strings
+from methods.decoding._cache import CachedLM
+from methods.decoding._sd import Counts, cpu_generator, decode_all, sample, softmax, verify
+from methods.decoding._vocab import Retokenizer, output_size, token_strings
 from tasks.decoding import DecodingProblem, DecodingResult
 
 SMOKE = {"num_assistant_tokens": 1}
@@ -74,6 +79,8 @@ class Psi:
         d_special = set(problem.drafter.tokenizer.all_special_ids)
         self.d_strings = [None if j in d_special else s for j, s in enumerate(token_strings(problem.drafter, d_size))]
         self.tables: dict[str, tuple] = {}
+        self.drafter_lm = CachedLM(problem.drafter.model)
+        self.to_drafter = Retokenizer(problem.target, problem.drafter)
 
     def first_token(self, s: str) -> int:
         """The longest target token that is a prefix of s; −1 (none) if there is none."""
@@ -82,48 +89,55 @@ class Psi:
                 return self.target_index[s[:n]]
         return -1
 
-    def table(self, w: str) -> tuple:
-        """From drafted string w: (ids that end the draft, their first target token, [(id, w + str(id))] that go on)."""
+    def table(self, w: str) -> tuple[torch.Tensor, torch.Tensor, list[str]]:
+        """From drafted string w: (dest, go_ids, go_strings). dest[j] is the first target token of w + str(j) for
+        the drafter ids j that end the draft (|T|: 'none'), |T| + 1 for the ids that go on; go_ids lists those,
+        go_strings their extended strings."""
         if w not in self.tables:
-            end_ids, end_t, go_on = [], [], []
+            dest, go_ids, go_strings = [], [], []
             for j, s in enumerate(self.d_strings):
                 if s and w + s in self.prefixes:
-                    go_on.append((j, w + s))
+                    dest.append(self.t_size + 1)
+                    go_ids.append(j)
+                    go_strings.append(w + s)
                 else:
-                    end_ids.append(j)
-                    end_t.append(self.first_token(w + s if s else w))
-            self.tables[w] = (torch.tensor(end_ids), torch.tensor(end_t), go_on)
+                    t = self.first_token(w + s if s else w)
+                    dest.append(self.t_size if t < 0 else t)
+            self.tables[w] = (torch.tensor(dest), torch.tensor(go_ids, dtype=torch.long), go_strings)
         return self.tables[w]
 
     def __call__(self, context: list[int], counts: Counts) -> torch.Tensor:
         """ψ over target ids plus the 'none' mass as a last entry: (|T| + 1,) float64, sums to 1."""
-        z = encode(self.problem.drafter, text_of(self.problem.target, context))  # drafter context, enc_D(dec_T(y))
-        psi = torch.zeros(self.t_size + 1, dtype=torch.float64)
-        frontier: list[tuple[list[int], str, float]] = [([], "", 1.0)]
-        paths = 0
-        while frontier:
-            paths += len(frontier)
-            if paths > self.config.max_paths:
+        z = self.to_drafter(context)  # drafter context, enc_D(dec_T(y)), re-encoding the new text only
+        psi = torch.zeros(self.t_size + 2, dtype=torch.float64)  # target ids, 'none', a discard bin
+        paths, strings, mass = torch.zeros((1, 0), dtype=torch.long), [""], torch.ones(1, dtype=torch.float64)
+        total = 0
+        while strings:
+            total += len(strings)
+            if total > self.config.max_paths:
                 raise ValueError(f"SLRS: ψ needs more than max_paths={self.config.max_paths} drafter paths; the "
                                  "enumeration is exponential in token length (use a drafter with shorter tokens)")
-            rows = []
-            for start in range(0, len(frontier), self.config.batch):
-                chunk = torch.tensor([z + path for path, _, _ in frontier[start: start + self.config.batch]])
-                rows.append(probs(self.problem.drafter, chunk)[:, -1])  # q(·|z, path): (B, |D|)
-            q_all = torch.cat(rows)
-            counts.drafter_calls += len(frontier)
-            nxt = []
-            for (path, w, mass), q in zip(frontier, q_all):
-                end_ids, end_t, go_on = self.table(w)
-                psi.index_add_(0, torch.where(end_t < 0, self.t_size, end_t), mass * q[end_ids])
-                nxt += [(path + [j], w2, mass * float(q[j])) for j, w2 in go_on if q[j] > 0]
-            frontier = nxt
-        return psi
+            if paths.shape[1] == 0:
+                q = softmax(self.drafter_lm.next(z))[None]
+            else:  # q(·|z, path) for every path of this length: (F, |D|)
+                q = torch.cat([softmax(self.drafter_lm.batch_last(z, paths[i: i + self.config.batch]))
+                               for i in range(0, len(paths), self.config.batch)])
+            counts.drafter_calls += len(strings)
+            tables = [self.table(w) for w in strings]
+            joint = mass[:, None] * q  # P(path, next drafter id)
+            psi.index_add_(0, torch.stack([t[0] for t in tables]).flatten(), joint.flatten())
+            parent = torch.repeat_interleave(torch.arange(len(strings)), torch.tensor([len(t[1]) for t in tables]))
+            nxt = torch.cat([t[1] for t in tables])
+            keep = joint[parent, nxt] > 0
+            paths = torch.cat([paths[parent], nxt[:, None]], dim=1)[keep]
+            mass = joint[parent, nxt][keep]
+            strings = [w for w, k in zip((w2 for t in tables for w2 in t[2]), keep.tolist()) if k]
+        return psi[:-1]
 
 
 @method(family="decoding", config=Config)
 def solve(problem: DecodingProblem, config: Config, ctx: RunContext) -> DecodingResult:
-    generator, psi = cpu_generator(ctx), Psi(problem, config)
+    generator, psi, target = cpu_generator(ctx), Psi(problem, config), CachedLM(problem.target.model)
 
     def step(ids: list[int], remaining: int, counts: Counts) -> list[int]:
         candidates, dists = [], []
@@ -137,12 +151,6 @@ def solve(problem: DecodingProblem, config: Config, ctx: RunContext) -> Decoding
             candidates.append(t)
             if float(law.max()) < config.confidence_threshold:
                 break
-        real = [c for c in candidates if c >= 0]
-        p_rows = probs(problem.target, ids + real)[len(ids) - 1:]  # (m+1, |T|)
-        counts.target_calls += 1
-        accepted, emitted = sampling_verify(p_rows, dists, candidates, generator)
-        counts.drafted += len(candidates)
-        counts.accepted += accepted
-        return emitted
+        return verify(target, ids, candidates, counts, False, generator, q_rows=dists)
 
     return decode_all(problem, step, False, ctx)

@@ -8,8 +8,11 @@ threshold), the target scores y + x_1..x_k in one forward pass, and
 * sampling: x_i is accepted with probability min(1, p(x_i)/q(x_i)), else the target samples from
   r ∝ max(0, p − q), and after k acceptances one more token from p.
 
+Both models keep their KV caches (the drafter's and the target's roll back to the accepted prefix
+after a rejection), so the drafter reads one token per draft step and the target the new block.
+
 Fidelity: faithful to the algorithm; HF's online adaptation of the confidence threshold is replaced
-by a fixed threshold, and no KV cache is kept (every forward re-reads the sequence).
+by a fixed threshold.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 
 from bench.context import RunContext
 from bench.registry import method
+from methods.decoding._cache import CachedLM
 from methods.decoding._sd import Counts, cpu_generator, decode_all, draft_tokens, verify
 from tasks.decoding import DecodingProblem, DecodingResult
 
@@ -47,9 +51,11 @@ def solve(problem: DecodingProblem, config: Config, ctx: RunContext) -> Decoding
     if problem.target.tokenizer.get_vocab() != drafter.tokenizer.get_vocab():
         raise ValueError("standard SD needs one vocabulary: the target's and same_drafter's tokenizers differ")
 
+    target, draft_lm, eos = CachedLM(problem.target.model), CachedLM(drafter.model), drafter.tokenizer.eos_token_id
+
     def step(ids: list[int], remaining: int, counts: Counts) -> list[int]:
         k = min(config.num_assistant_tokens, remaining - 1)
-        draft, dists = draft_tokens(drafter, ids, k, greedy, config.confidence_threshold, counts, generator)
-        return verify(problem, ids, draft, counts, greedy, generator, q_rows=dists)
+        draft, dists = draft_tokens(draft_lm, ids, k, greedy, config.confidence_threshold, counts, generator, eos)
+        return verify(target, ids, draft, counts, greedy, generator, q_rows=dists)
 
     return decode_all(problem, step, greedy, ctx)

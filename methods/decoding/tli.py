@@ -13,8 +13,10 @@ min(1, p(x)/q'(x)), else sample the residual ∝ max(0, p − q'); greedy keeps 
 Lossless because q' is supported inside T. Acceptance Σ_{x∈I} min(p, q') ≥ Σ_{x∈I} min(p, q), the
 acceptance of the union-vocabulary baseline (the paper's theorem).
 
-Fidelity: faithful. Deviations: the drafter context is the full text of y re-encoded each round (HF
-maps only the newest token and rolls the drafter cache back); a fixed confidence threshold; no KV caches.
+The drafter context is the text of y re-encoded for the drafter, the new text only (`_vocab.Retokenizer`;
+HF maps only the newest token), and both models keep KV caches rolled back after a rejection.
+
+Fidelity: faithful. Deviation: a fixed confidence threshold.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ import torch
 
 from bench.context import RunContext
 from bench.registry import method
-from methods.decoding._sd import Counts, cpu_generator, decode_all, draft_tokens, encode, text_of, verify
+from methods.decoding._cache import CachedLM
+from methods.decoding._sd import Counts, cpu_generator, decode_all, draft_tokens, verify
+from methods.decoding._vocab import Retokenizer, output_size, token_strings
 from tasks.decoding import LM, DecodingProblem, DecodingResult
 
 SMOKE = {"num_assistant_tokens": 4}
@@ -44,15 +48,6 @@ class Config:
             raise ValueError(f"confidence_threshold must be in [0, 1], got {self.confidence_threshold}")
 
 
-def token_strings(lm: LM, size: int) -> list[str | None]:
-    """The text of each id (None for ids beyond the tokenizer); `▁` read as a space, byte-level decoded."""
-    tok, out = lm.tokenizer, []
-    for i in range(size):
-        raw = tok.convert_ids_to_tokens(i) if i < len(tok) else None
-        out.append(None if raw is None else raw.replace("▁", " ") if "▁" in raw else tok.decode([i]))
-    return out
-
-
 def intersection(target: LM, drafter: LM, target_size: int, drafter_size: int) -> torch.Tensor:
     """drafter id -> target id of the same string, −1 outside I = T ∩ D: (|D|,) long."""
     index = {}
@@ -68,11 +63,6 @@ def intersection(target: LM, drafter: LM, target_size: int, drafter_size: int) -
     return d2t
 
 
-def output_size(lm: LM) -> int:
-    return int(lm.model.get_output_embeddings().weight.shape[0]) if hasattr(lm.model, "get_output_embeddings") \
-        else int(lm.model.vocab_size)
-
-
 @method(family="decoding", config=Config)
 def solve(problem: DecodingProblem, config: Config, ctx: RunContext) -> DecodingResult:
     generator, greedy = cpu_generator(ctx), not config.do_sample
@@ -83,17 +73,22 @@ def solve(problem: DecodingProblem, config: Config, ctx: RunContext) -> Decoding
     if not bool(in_i.any()):
         raise ValueError("TLI needs a non-empty vocabulary intersection; these tokenizers share no token string")
 
-    def to_target(q: torch.Tensor) -> torch.Tensor:  # q' over D, zero outside I -> the same law over T
-        out = torch.zeros(t_size, dtype=q.dtype)
-        out[d2t[in_i]] = q[in_i]
-        return out
+    d_ids, t_ids = torch.nonzero(in_i)[:, 0], d2t[in_i]
+    d2t_list = d2t.tolist()
+    target_lm, drafter_lm, to_drafter = CachedLM(target.model), CachedLM(drafter.model), Retokenizer(target, drafter)
+
+    def to_target(dists: list[torch.Tensor]) -> list[torch.Tensor]:  # q' over D, zero outside I -> the same law over T
+        if not dists:
+            return []
+        out = torch.zeros(len(dists), t_size, dtype=torch.float64)
+        out[:, t_ids] = torch.stack(dists)[:, d_ids]
+        return list(out)
 
     def step(ids: list[int], remaining: int, counts: Counts) -> list[int]:
         k = min(config.num_assistant_tokens, remaining - 1)
-        context = encode(drafter, text_of(target, ids))  # z = enc_D(dec_T(y))
-        draft, dists = draft_tokens(drafter, context, k, greedy, config.confidence_threshold, counts, generator,
-                                    mask=in_i) if k > 0 else ([], [])
-        candidates = [int(d2t[d]) for d in draft]
-        return verify(problem, ids, candidates, counts, greedy, generator, q_rows=[to_target(q) for q in dists])
+        draft, dists = draft_tokens(drafter_lm, to_drafter(ids), k, greedy, config.confidence_threshold, counts,
+                                    generator, drafter.tokenizer.eos_token_id, mask=in_i) if k > 0 else ([], [])
+        candidates = [d2t_list[d] for d in draft]
+        return verify(target_lm, ids, candidates, counts, greedy, generator, q_rows=to_target(dists))
 
     return decode_all(problem, step, greedy, ctx)

@@ -8,8 +8,9 @@ prompts follow the hf-bench templates of the paper's three datasets (CNN/DM, Hum
 and `same_drafter` take hub ids or saved directories (e.g. Mixtral-8x22B-Instruct-v0.1 with
 Qwen2.5-0.5B-Instruct), loaded by `from_pretrained` in `dtype` on the run's device.
 
-Building the problem also decodes every prompt greedily with the target alone: that continuation is
-the reference of the losslessness metric and its wall clock the autoregressive baseline of `speedup`.
+Building the problem also decodes every prompt greedily with the target alone, with its KV cache: that
+continuation is the reference of the losslessness metric and its wall clock the autoregressive baseline
+of `speedup`.
 Fidelity: reconstructed (the paper's datasets and models replaced by a generated corpus and tiny
 models; 2 warm-ups and the harmonic-mean tok/s of hf-bench replaced by one timed pass over all prompts).
 """
