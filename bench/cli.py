@@ -109,10 +109,12 @@ def _exit_on_failures(summary) -> None:
 
 
 def _progress_runner(cells, store, registry, workers: int, timeout: Optional[float], force: bool,
-                     runner: str = "local", address: Optional[str] = None):
-    """Run cells with a live progress bar (counts per status and ETA); runner local or ray."""
+                     runner: str = "local", address: Optional[str] = None, costs: Optional[dict] = None):
+    """Run cells with a live progress bar (counts per status and ETA); runner local or ray.
+
+    `costs` ({run_key: expected seconds}) weighs the bar, so that its ETA holds when slow cells come last."""
     from rich.markup import escape
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from runners.local import pending_cells, run_cells
 
@@ -121,15 +123,19 @@ def _progress_runner(cells, store, registry, workers: int, timeout: Optional[flo
         from runners.ray import connect
 
         connect(address)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[counts]}"))
+    weight = (lambda cell: costs.get(cell.run_key, 1.0)) if costs else (lambda cell: 1.0)
+    columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[finished]}/" + str(len(todo))),
+               TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[counts]}"))
     with Progress(*columns, console=err, transient=False, disable=len(todo) == 0) as progress:
-        bar = progress.add_task("cells", total=len(todo), counts="")
+        bar = progress.add_task("cells", total=sum(weight(c) for c in todo), counts="", finished=0)
         counts: dict[str, int] = {}
+        finished = [0]
 
         def on_record(record) -> None:
             counts[record.status] = counts.get(record.status, 0) + 1
-            progress.update(bar, advance=1, counts=" ".join(f"{k}={v}" for k, v in sorted(counts.items())))
+            finished[0] += 1
+            progress.update(bar, advance=weight(record.cell), finished=finished[0],
+                            counts=" ".join(f"{k}={v}" for k, v in sorted(counts.items())))
             if record.status not in ("done", "skipped"):
                 first = (record.error or "").strip().splitlines()
                 err.print(f"[red]{record.status}[/red] {escape(record.cell.label())}: {escape(first[-1]) if first else ''}",
@@ -421,9 +427,18 @@ def _print_verdicts(paper, verdicts) -> None:
     out.print(table)
 
 
+class Scale(str, Enum):
+    cpu = "cpu"
+    paper = "paper"
+    all = "all"
+
+
 @app.command()
 def reproduce(
-    paper: Annotated[str, typer.Argument(help="Paper slug (bench list papers).")],
+    paper: Annotated[Optional[str], typer.Argument(help="Paper slug (bench list papers); or --all.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Every paper's claims in one grid (default --scale cpu).")] = False,
+    scale: Annotated[Optional[Scale], typer.Option(help="Claims to run: cpu (cpu-full, cpu-reduced), paper or all "
+                                                        "(default: all for one paper, cpu with --all).")] = None,
     seeds: Annotated[Optional[int], typer.Option(help="Seeds per cell (default: each claim's own).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List the cells, run nothing.")] = False,
     runner: Annotated[str, typer.Option(help="local or ray.")] = "local",
@@ -433,28 +448,68 @@ def reproduce(
     db: DbOption = None,
 ) -> None:
     """Run every cell a paper's claims need (resuming), then print the verdicts."""
+    import time
+
     from bench.store import Store
-    from leaderboard.claims import evaluate_paper, load_paper, paper_cells
+    from leaderboard.claims import evaluate_paper, load_paper
+    from leaderboard.reproduction import cache_build_seconds, cache_first, claim_cells, expected_costs
     from runners.grid import MAX_SEEDS
 
     _check_runner(runner, address)
     _check_limits(workers, timeout)
+    if all_ == (paper is not None):
+        raise BenchError("give one paper slug or --all (bench list papers)")
     if seeds is not None and not 1 <= seeds <= MAX_SEEDS:
         raise BenchError(f"--seeds {seeds}: give 1 to {MAX_SEEDS} seeds per cell")
     registry = _registry()
-    spec = load_paper(registry, paper)
-    cells = paper_cells(spec, registry, seeds=seeds)
+    papers = [load_paper(registry, slug) for slug in (registry.papers() if all_ else [paper])]
+    chosen = (scale or (Scale.cpu if all_ else Scale.all)).value
+    cells = cache_first(claim_cells(papers, registry, chosen, seeds=seeds))
     if dry_run:
         for cell in cells:
-            out.print(f"{cell.run_key[:12]}  {cell.label()}  task_config={dict(cell.task_config)}")
+            out.print(f"{cell.run_key[:12]}  {cell.label()}  method_config={dict(cell.method_config)}  "
+                      f"task_config={dict(cell.task_config)}", soft_wrap=True, highlight=False, markup=False)
         out.print(f"{len(cells)} cells")
         return
     _check_devices(cells, runner)
     store = Store.open(db)
-    summary = _progress_runner(cells, store, registry, workers, timeout, force=False, runner=runner, address=address)
+    started, clock = time.time(), time.perf_counter()
+    summary = _progress_runner(cells, store, registry, workers, timeout, force=False, runner=runner, address=address,
+                               costs=expected_costs(store, cells))
     _report_summary(summary)
-    _print_verdicts(spec, evaluate_paper(spec, store, registry, seeds=seeds))
+    if not all_:
+        _print_verdicts(papers[0], evaluate_paper(papers[0], store, registry, seeds=seeds))
+    else:
+        _print_paper_counts(papers, store, registry, seeds)
+        builds, build_s = cache_build_seconds(started)
+        wall = time.perf_counter() - clock
+        err.print(f"wall {wall:.0f} s for {len(cells)} cells with {workers} worker(s); {builds} cached model(s) built "
+                  f"in {build_s:.0f} s ({100 * build_s / max(wall * max(workers, 1), 1e-9):.0f} % of the workers' time)",
+                  highlight=False)
     _exit_on_failures(summary)
+
+
+def _print_paper_counts(papers, store, registry, seeds) -> None:
+    """One row per paper: how many of its claims got each verdict (details: bench claims --paper SLUG)."""
+    from collections import Counter
+
+    from rich.table import Table
+
+    from leaderboard.claims import evaluate_paper
+
+    kinds = ("reproduced", "partially", "not reproduced", "insufficient seeds", "not run")
+    table = Table(title="verdicts per paper (bench claims --paper SLUG for each claim)", box=None, pad_edge=False,
+                  title_justify="left")
+    table.add_column("paper")
+    for kind in kinds:
+        table.add_column(kind, justify="right")
+    totals: Counter = Counter()
+    for paper in papers:
+        counts = Counter(v.verdict for v in evaluate_paper(paper, store, registry, seeds=seeds))
+        totals.update(counts)
+        table.add_row(paper.slug, *(str(counts.get(k, 0)) for k in kinds))
+    table.add_row("total", *(str(totals.get(k, 0)) for k in kinds))
+    out.print(table)
 
 
 @app.command()

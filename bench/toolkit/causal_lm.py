@@ -13,7 +13,8 @@
 * `train(model, loss_fn, n_examples, ...)`: AdamW with linear warm-up and linear decay, minibatches drawn
   from the generator, gradient accumulation (the mean over micro-batches equals the full-batch gradient).
 * `cached_dir(root, key, build)`: a model directory keyed by every setting that changes it, written
-  atomically (temporary directory + rename).
+  atomically (temporary directory + rename), with what its build cost in `build.json` (read by
+  `bench reproduce --all` to report the share of a reproduction spent training tiny models).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -237,8 +239,13 @@ def cached_dir(root: str | Path, settings: dict, build: Callable[[Path], None], 
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=root, prefix=".tmp-"))
     try:
+        clock, cpu = time.perf_counter(), time.process_time()
         build(tmp)
         (tmp / "settings.json").write_text(json.dumps(settings, sort_keys=True, default=str))
+        # not part of the key: what building it cost on this machine, and when it finished
+        (tmp / "build.json").write_text(json.dumps({"seconds": time.perf_counter() - clock,
+                                                    "cpu_seconds": time.process_time() - cpu,
+                                                    "finished_at": time.time()}))
         os.replace(tmp, final)
     except OSError:
         if not final.is_dir():  # another process won the race: theirs is as good as ours
