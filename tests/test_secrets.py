@@ -152,6 +152,9 @@ def test_app_page_never_shows_the_password(secret_url, monkeypatch):
     url, password = secret_url
     assert _bench("run", "-m", "sgd", "-t", "performative", *FAST, url=url).returncode == 0
     monkeypatch.setenv("BENCH_DB_URL", url)
+    # AppTest leaves the app script as __main__, which later spawned processes (multiprocessing's
+    # "spawn") would re-run: put the real one back after this test
+    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])
     shown = []
     for view in ("overview", "runs"):
         st.cache_data.clear()

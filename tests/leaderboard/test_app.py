@@ -1,5 +1,6 @@
 """AppTest smoke tests of every page of the Streamlit app, on a small real store."""
 
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,6 +32,9 @@ def url(tmp_path_factory):
 
 def _run(url, monkeypatch, **params) -> AppTest:
     monkeypatch.setenv("BENCH_DB_URL", url)
+    # AppTest leaves the app script as __main__, which processes spawned later (multiprocessing's
+    # "spawn", as in test_store_postgres) would re-run: the real one is put back after the test
+    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])
     st.cache_data.clear()
     st.cache_resource.clear()
     app = AppTest.from_file(APP, default_timeout=120)
