@@ -203,7 +203,10 @@ def run_cells(cells: list[Cell], store: Store, registry: Registry, address: str 
             summary.kept = writer.kept
         finally:
             if owns_ray:
-                ray.shutdown()
+                try:  # best effort: an error here must not replace the KeyboardInterrupt leaving
+                    ray.shutdown()
+                except Exception:  # noqa: BLE001 - the reaper ends whatever is left
+                    pass
     return summary
 
 

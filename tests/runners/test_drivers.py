@@ -94,3 +94,24 @@ def test_a_grid_goes_on_through_a_postgres_restart(private_pg):
     summary, err = _summary(proc)
     assert "store unreachable" in err and summary["counts"] == {"done": n} and summary["kept"] == 0
     assert tuple(_rows(private_pg.url)) == (n, n, n)  # nothing lost, nothing twice
+
+
+def test_an_outage_past_the_retry_time_stops_the_cli_with_one_line_and_a_rerun_resumes(private_pg):
+    n = 120
+    command = [sys.executable, "-m", "bench", "grid", "-m", "sgd", "-t", "performative", "--set", "T=3000",
+               "--seeds", f"0-{n - 1}", "--store-retry", "1", "--db", private_pg.url]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while Store.open(private_pg.url).count() < 3 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    private_pg.stop()
+    _, err = proc.communicate(timeout=120)
+    private_pg.start()
+    stored = Store.open(private_pg.url).count()
+    assert proc.returncode == 2 and 3 <= stored < n, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("error: the store postgresql+psycopg://") and "was unreachable for 1 s" in last
+    assert f"{stored} finished cells of this run are stored" in last and "rerun the same command to resume" in last
+    rerun = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0 and f"{stored} already done" in rerun.stderr, rerun.stderr
+    assert tuple(_rows(private_pg.url)) == (n, n, n)
