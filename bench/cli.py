@@ -151,7 +151,8 @@ def _progress_runner(cells, store, registry, workers: int, timeout: Optional[flo
 
                 return ray_runner.run_cells(cells, store, registry, address=address, timeout=timeout, force=force,
                                             on_record=on_record, on_status=on_status)
-            return run_cells(cells, store, registry, workers=workers, timeout=timeout, force=force, on_record=on_record)
+            return run_cells(cells, store, registry, workers=workers, timeout=timeout, force=force, on_record=on_record,
+                             isolate=True)  # a crash of a cell never takes the CLI down (runners/local.py)
         except KeyboardInterrupt:
             progress.stop()
             err.print("interrupted: every finished cell is stored; rerun the same command to resume")

@@ -1,10 +1,18 @@
 """The local runner: each cell in its own forked child process, with an optional hard timeout.
 
-Every cell runs in a forked child, whatever the number of workers: a cell whose process dies (a
-crash in native code, `os._exit`, the out-of-memory killer) is stored as `failed` with its exit
-code or signal and the grid goes on, where the in-process path this replaced took the driver down
-with it and stored nothing. A cell past `timeout` is killed and stored as `timeout`. Forking costs
-a few milliseconds per cell (benchmarks/core_overhead.py prints it).
+With `isolate` (what the CLI always asks for), every cell runs in a forked child, whatever the
+number of workers: a cell whose process dies (a crash in native code, `os._exit`, the
+out-of-memory killer) is stored as `failed` with its exit code or signal and the grid goes on,
+where the in-process path took the driver down with it and stored nothing. A cell past `timeout`
+is killed and stored as `timeout`. Forking costs about 20 ms per cell (benchmarks/core_overhead.py
+prints it).
+
+Forking is only safe from a driver that has not itself run PyTorch's OpenMP thread pool: GNU
+libgomp is not fork-safe, and a child's first parallel torch op then waits forever on a lock of
+the parent's thread team. The CLI's driver never runs a torch op, so it always isolates. A
+library caller (a test, a notebook) that has trained a model in its own process gets the
+in-process path by default with one worker and no timeout (`isolate=None`), as before; forking
+with the same thread count keeps every number bit for bit, so no verdict depends on the mode.
 
 Workers die with their driver: each child asks Linux for SIGKILL when its parent dies
 (PR_SET_PDEATHSIG), so even kill -9 of the driver leaves none running, and SIGTERM or Ctrl-C
@@ -59,7 +67,10 @@ def pending_cells(cells: list[Cell], store: Store, force: bool) -> tuple[list[Ce
 
 def run_cells(cells: list[Cell], store: Store, registry: Registry, workers: int = 1,
               timeout: float | None = None, force: bool = False, on_record: OnRecord | None = None,
-              lease_ttl: float | None = None) -> Summary:
+              lease_ttl: float | None = None, isolate: bool | None = None) -> Summary:
+    """Run the cells not yet done; `isolate`: fork each cell (None: only with workers > 1 or a timeout)."""
+    if isolate is None:
+        isolate = workers > 1 or timeout is not None
     todo, already = pending_cells(cells, store, force)
     summary = Summary(already_done=already)
     if not todo:
@@ -75,12 +86,47 @@ def run_cells(cells: list[Cell], store: Store, registry: Registry, workers: int 
             on_record(record)
 
     try:
-        with _interrupt_pipe() as interrupted:
-            _drive(todo, registry, max(workers, 1), timeout, finish, interrupted, writer, summary)
+        if isolate:
+            with _interrupt_pipe() as interrupted:
+                _drive(todo, registry, max(workers, 1), timeout, finish, interrupted, writer, summary)
+        else:
+            with _sigterm_interrupts():
+                _run_here(todo, registry, finish, writer, summary)
     finally:
         writer.close()  # flush the last batch, release the leases left: Ctrl-C loses nothing
         summary.kept = writer.kept
     return summary
+
+
+def _run_here(todo: list[Cell], registry: Registry, finish: Callable[[RunRecord], None], writer: Writer,
+              summary: Summary) -> None:
+    """Each cell in this process, one after another, leased like the forked path's."""
+    for cell in todo:
+        claimed, done = writer.claim([cell.run_key])
+        if cell.run_key in done:
+            summary.already_done += 1
+        elif cell.run_key not in claimed:
+            summary.leased += 1
+        else:
+            finish(execute(cell, registry))
+        writer.tick()
+
+
+@contextmanager
+def _sigterm_interrupts():
+    """SIGTERM raises KeyboardInterrupt in the in-process path, so the last batch is flushed as on Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 PR_SET_PDEATHSIG = 1

@@ -225,3 +225,25 @@ def test_alpacaeval_bad_annotations_are_one_line_errors(tmp_path, content, messa
     assert "annotation file" in proc.stderr and "not found" in proc.stderr
     proc = bench("alpacaeval", str(tmp_path / "bad.txt"), check=2)
     assert "expected .csv / .csv.gz files" in proc.stderr
+
+
+def test_the_cli_isolates_every_cell_in_the_default_mode(tmp_path, monkeypatch):
+    """One worker and no timeout still fork each cell from the CLI (a dying cell cannot take the grid down);
+    the library's default keeps the in-process path for callers that ran torch themselves (runners/local.py)."""
+    import runners.local
+    from bench import cli
+
+    seen = []
+    real = runners.local.run_cells
+
+    def recording(*args, **kwargs):
+        seen.append((kwargs.get("workers"), kwargs.get("timeout"), kwargs.get("isolate")))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runners.local, "run_cells", recording)
+    monkeypatch.setattr(sys, "argv", ["bench", "run", "-m", "sgd", "-t", "performative", "--set", "T=200",
+                                      "--db", f"sqlite:///{tmp_path / 'b.db'}"])
+    with pytest.raises(SystemExit) as exit_:
+        cli.main()
+    assert exit_.value.code == 0 and seen == [(1, None, True)]
+    assert rows(tmp_path / "b.db", "SELECT status FROM runs") == [("done",)]

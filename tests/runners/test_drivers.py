@@ -27,7 +27,7 @@ from runners.local import run_cells
 registry = Registry([Listing("task", "toy_target", "toy", "bench_toy.toy_target", "", "t"),
                      Listing("method", "toy_sleep", "toy", "bench_toy.toy_sleep", "", "t")])
 cells = expand(registry, [Entry("toy_sleep", {{"seconds": {seconds}}})], [Entry("toy_target")], list(range({n})), ["cpu"]).cells
-s = run_cells(cells, Store.open({url!r}), registry, workers={workers})
+s = run_cells(cells, Store.open({url!r}), registry, workers={workers}, isolate=True)
 print(json.dumps({{"counts": dict(s.counts), "already_done": s.already_done, "leased": s.leased, "kept": s.kept}}))
 """
 

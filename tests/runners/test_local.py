@@ -71,7 +71,7 @@ registry = Registry([Listing("task", "toy_target", "toy", "bench_toy.toy_target"
 cells = expand(registry, [Entry("toy_sleep", {{"seconds": 0.3}})], [Entry("toy_target")], list(range(40)), ["cpu"]).cells
 store = Store.open({url!r})
 try:
-    run_cells(cells, store, registry, workers={workers})
+    run_cells(cells, store, registry, workers={workers}, isolate=True)
 except KeyboardInterrupt:
     print("interrupted", flush=True)
     sys.exit(130)
@@ -120,7 +120,7 @@ def test_a_dying_cell_in_the_default_mode_is_stored_and_the_grid_goes_on(toy_reg
     # one worker, no timeout: the default. Run in this process, any of these would end the test run.
     cells = _cells(toy_registry, [("toy_noisy", {}), ("toy_crash", {"exit_code": 3}), ("toy_crash", {"signal": 11}),
                                   ("toy_crash", {"signal": 9})], seeds=(0, 1))
-    summary = run_cells(cells, store, toy_registry)
+    summary = run_cells(cells, store, toy_registry, isolate=True)
     assert summary.counts == {"done": 2, "failed": 6}
     errors = sorted({r.error for r in store.runs(status="failed")})
     assert errors == ["worker process died (exit code 3) before reporting",
@@ -141,7 +141,7 @@ registry = Registry([Listing("task", "toy_target", "toy", "bench_toy.toy_target"
                      Listing("method", "toy_sleep", "toy", "bench_toy.toy_sleep", "", "t")])
 cells = expand(registry, [Entry("toy_sleep", {{"seconds": 120.0}})], [Entry("toy_target")], list(range(4)), ["cpu"]).cells
 try:
-    run_cells(cells, Store.open({url!r}), registry, workers={workers})
+    run_cells(cells, Store.open({url!r}), registry, workers={workers}, isolate=True)
 except KeyboardInterrupt:
     sys.exit(130)
 """
