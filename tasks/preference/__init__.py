@@ -74,7 +74,8 @@ class PreferenceProblem:
     pairwise_judge: Callable | None = None  # (prompts, responses, baseline) -> P(answer ≻ baseline) (AlpacaEval's judge)
     position_window: int = 0               # K of LOGO's position synthesis for the training data (0: real positions)
     external_eval: Callable | None = None  # (model, tokenizer, device) -> {metric: value} on the trained policy (lm_eval)
-    lc_win_rate: Callable | None = None    # (preferences, answer lengths, baseline lengths) -> LC in [0, 1]; None: the simple fit
+    lc_win_rate: Callable | None = None    # (preferences, answer lengths, baseline lengths) -> LC in [0, 1] or None
+                                           # (not computable); the field None: the simple per-model fit
 
 
 @dataclass(frozen=True, eq=False)
@@ -202,9 +203,11 @@ def _score_world(problem: PreferenceProblem, result: PreferenceResult) -> dict[s
     categories = np.array(problem.eval_categories)
     lc = (problem.lc_win_rate(wins, lengths, base_lengths) if problem.lc_win_rate is not None
           else length_controlled_win_rate_simple(wins, lengths - base_lengths))
-    scores = {"win_rate": float(wins.mean()), "lc_win_rate": lc,
+    scores = {"win_rate": float(wins.mean()),
               "kl_to_reference": float(np.mean(np.asarray(result.logp_policy) - np.asarray(result.logp_ref))),
               "mean_length": float(lengths.mean())}
+    if lc is not None:                                   # None: the hook's GLM cannot be fitted (too few answers)
+        scores["lc_win_rate"] = float(lc)
     per_category = []
     for c in problem.categories:
         mask = categories == c

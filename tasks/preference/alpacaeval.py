@@ -323,8 +323,11 @@ def lc_inputs(config: Config):
     return _fitted_difficulty(str(path.resolve()), path.stat().st_mtime)
 
 
-def alpacaeval_lc(gamma, gamed, wins, lengths, base_lengths) -> float:
-    """The problem's LC hook: AlpacaEval 2.0's GLM fitted on the policy's preferences, in [0, 1]."""
+def alpacaeval_lc(gamma, gamed, wins, lengths, base_lengths) -> float | None:
+    """The problem's LC hook: AlpacaEval 2.0's GLM fitted on the policy's preferences, in [0, 1]; None under 5
+    answers (its 5-fold cross-validation needs 5), so a tiny eval_limit stores no LC rather than failing."""
+    if len(wins) < 5:
+        return None
     return fit_model(wins, lengths, base_lengths, gamma, gamed)["lc_win_rate"]
 
 

@@ -181,6 +181,9 @@ def test_scoring_uses_alpaca_evals_glm_with_the_difficulties(tmp_path, monkeypat
                      zip(problem.eval_prompts, responses, problem.baseline_responses)], float)
     expected = lc.fit_model(wins, [len(r) for r in responses], [len(b) for b in problem.baseline_responses], gamma.to_numpy())
     assert s["lc_win_rate"] == pytest.approx(expected["lc_win_rate"], abs=1e-12)
+    few = alpacaeval.build(alpacaeval.Config(**{**LOCAL, "data": str(folder), "eval_limit": 4}), RunContext(seed=0).for_task())
+    few_scores = score(few, PreferenceResult(responses=responses[:4], logp_policy=zeros[:4], logp_ref=zeros[:4]))
+    assert "win_rate" in few_scores and "lc_win_rate" not in few_scores          # the GLM's 5-fold CV needs 5
     assert alpacaeval.lc_inputs(alpacaeval.Config(**{**LOCAL, "data": str(folder), "lc_difficulty": "none"})) == (None, None)
     assert alpacaeval.lc_inputs(alpacaeval.Config(**alpacaeval.SMALLEST)) == (None, None)
     hub = pd.DataFrame({"model": "gpt4_1106_preview_verbose", "index": [0, 1, 0], "preference": [0.2, 0.6, np.nan],
@@ -213,3 +216,24 @@ def test_bench_run_trains_a_tiny_policy_and_scores_it_against_the_real_reference
     assert run.status == "done" and run.task_version == 2
     metrics = store.metrics([run.run_key])[run.run_key]
     assert 0 <= metrics["win_rate"] <= 1 and 0 < metrics["lc_win_rate"] < 1 and metrics["kl_to_reference"] != 0.0
+
+
+def test_the_papers_alpacaeval_claims_are_judged_with_the_published_lc(tmp_path, monkeypatch):
+    """SimpleMix's and EPA's paper-scale AlpacaEval claims compare lc_win_rate of cells whose task config reads the
+    hub's published instruction difficulties and gamed baselines (what alpaca_eval itself downloads)."""
+    from bench.registry import Registry
+    from leaderboard.claims import load_paper
+
+    registry = Registry.discover()
+    groups = [g for slug in ("simplemix", "epa") for c in load_paper(registry, slug).claims
+              if c.scale == "paper-scale" for g in c.groups if g.task == "alpacaeval"]
+    assert len(groups) == 8
+    calls = []
+    monkeypatch.setattr(alpacaeval, "hub_difficulty", lambda: calls.append(1) or ("γ", "gamed"))
+    for group in groups:
+        config = alpacaeval.Config(**group.task_config)
+        assert (config.data, config.lc_difficulty, config.judge) == ("hub", "auto", "alpaca_eval")
+        assert alpacaeval.lc_inputs(config) == ("γ", "gamed")
+    assert len(calls) == 8
+    assert all(c.metric == "lc_win_rate" for slug in ("simplemix", "epa") for c in load_paper(registry, slug).claims
+               if c.scale == "paper-scale")
