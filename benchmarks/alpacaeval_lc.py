@@ -1,11 +1,12 @@
 """Our AlpacaEval 2.0 win rates against the published leaderboard, model by model.
 
-Run: `python benchmarks/alpacaeval_lc.py [DIR]`, DIR holding `preferences.csv.gz` (the weighted GPT-4-turbo judge's
-published per-instruction preferences and output lengths) and `leaderboard.csv` (the published `win_rate` and
-`length_controlled_winrate`); default: `shared/data/alpacaeval` beside the repository. Prints, per model, our
-LC win rate (the published GLM, instruction difficulties fitted jointly on these models), the published one,
-their difference, the per-model simple fit (no difficulty term: what this project used before) and the raw win
-rates; then the mean and max absolute LC differences and the Spearman rank correlations.
+Run: `python benchmarks/alpacaeval_lc.py [DIR]`, DIR holding `preferences.csv.gz` (the weighted GPT-4-turbo
+judge's published per-instruction preferences and output lengths) and `leaderboard.csv` (the published
+`win_rate` and `length_controlled_winrate`); default: the AlpacaEval data folder beside the repository, as the
+tests read it. Prints, per model, our LC win rate (the published GLM, instruction difficulties fitted jointly on
+these models), the published one, their difference, the per-model simple fit (no difficulty term: what this
+project used before) and the raw win rates; then the mean and max absolute LC differences and the Spearman
+rank correlations.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ published metric exactly); with a data directory holding AlpacaEval's published 
 baselines among them: the package's un-regularised variant); otherwise γ = 0. "none" sets γ = 0; a path names
 such a preferences.csv(.gz). γ comes from the GPT-4-turbo judge's annotations: with another judge it is a
 covariate whose weight the policy's fit sets, not that judge's own difficulty.
-Training data (`train_data`), the off-policy lists best first that DPO / EPA train on (EPA spec §5):
+Training data (`train_data`), the off-policy lists best first that DPO / EPA train on (EPA):
 * `uf-binarized` (default): `HuggingFaceH4/ultrafeedback_binarized` (`train_prefs`) with data="hub", else the
   data file's "train" pairs: one chosen, one rejected answer per prompt (one strong negative);
 * `uf-all`: `openbmb/UltraFeedback`, each instruction's 4 completions ranked by GPT-4's `overall_score`, ties
