@@ -196,7 +196,9 @@ def _cases():
         ("reproduce-runner", ["reproduce", "clipped-sgd-performative", "--runner", "k8s"], "unknown runner 'k8s'"),
         ("reproduce-address-without-ray", ["reproduce", "clipped-sgd-performative", "--address", "auto"], "--address is for"),
         ("reproduce-unknown-paper", ["reproduce", "clipped-sgd"], "unknown paper 'clipped-sgd'"),
-        ("reproduce-missing-paper", ["reproduce"], "Missing argument"),
+        ("reproduce-missing-paper", ["reproduce"], "give one paper slug or --all"),
+        ("reproduce-paper-and-all", ["reproduce", "clipped-sgd-performative", "--all"], "give one paper slug or --all"),
+        ("reproduce-bad-scale", ["reproduce", "--all", "--scale", "gpu"], "gpu"),
         *[(f"reproduce-db-{k}", ["reproduce", "clipped-sgd-performative", "--seeds", "1", "--db", v], None)
           for k, v in WRITE_DBS.items()],
         # leaderboard (never reaches streamlit: the test makes exec fail loudly)
