@@ -98,17 +98,23 @@ def run_cells(cells: list[Cell], store: Store, registry: Registry, workers: int 
     return summary
 
 
+def _claimed(batch: list[Cell], writer: Writer, summary: Summary) -> list[Cell]:
+    """The cells of `batch` this driver now leases; the others are counted as done or leased elsewhere."""
+    claimed, done = writer.claim([c.run_key for c in batch])
+    for cell in batch:
+        if cell.run_key in done:  # finished by another driver since the grid was planned
+            summary.already_done += 1
+        elif cell.run_key not in claimed:  # another live driver runs it
+            summary.leased += 1
+    return [c for c in batch if c.run_key in claimed and c.run_key not in done]
+
+
 def _run_here(todo: list[Cell], registry: Registry, finish: Callable[[RunRecord], None], writer: Writer,
               summary: Summary) -> None:
     """Each cell in this process, one after another, leased like the forked path's."""
     for cell in todo:
-        claimed, done = writer.claim([cell.run_key])
-        if cell.run_key in done:
-            summary.already_done += 1
-        elif cell.run_key not in claimed:
-            summary.leased += 1
-        else:
-            finish(execute(cell, registry))
+        for mine in _claimed([cell], writer, summary):
+            finish(execute(mine, registry))
         writer.tick()
 
 
@@ -198,20 +204,14 @@ def _drive(todo: list[Cell], registry: Registry, workers: int, timeout: float | 
         while queue or running:
             while queue and len(running) < workers:
                 batch = [queue.popleft() for _ in range(min(workers - len(running), len(queue)))]
-                claimed, done = writer.claim([c.run_key for c in batch])
-                for cell in batch:
-                    if cell.run_key in done:  # finished by another driver since the grid was planned
-                        summary.already_done += 1
-                    elif cell.run_key not in claimed:  # another live driver runs it
-                        summary.leased += 1
-                    else:
-                        reader, writer_end = ctx.Pipe(duplex=False)
-                        process = ctx.Process(target=_child, args=(cell, registry, timeout, writer_end, os.getpid()),
-                                              daemon=True)
-                        process.start()
-                        writer_end.close()
-                        now = time.monotonic()
-                        running[reader] = _Running(process, cell, now, now + timeout if timeout else None)
+                for cell in _claimed(batch, writer, summary):
+                    reader, writer_end = ctx.Pipe(duplex=False)
+                    process = ctx.Process(target=_child, args=(cell, registry, timeout, writer_end, os.getpid()),
+                                          daemon=True)
+                    process.start()
+                    writer_end.close()
+                    now = time.monotonic()
+                    running[reader] = _Running(process, cell, now, now + timeout if timeout else None)
             if not running:
                 continue
             waits = [r.deadline - time.monotonic() for r in running.values() if r.deadline is not None]
