@@ -417,13 +417,14 @@ def claims(
 def _print_verdicts(paper, verdicts) -> None:
     from rich.table import Table
 
-    colors = {"reproduced": "green", "not reproduced": "red", "partially": "yellow"}
+    colors = {"reproduced": "green", "not reproduced": "red", "partially": "yellow", "inconclusive": "magenta"}
     table = Table(title=f"{paper.slug}: {paper.title}", box=None, pad_edge=False, title_justify="left")
     for col in ("claim", "kind", "scale", "paper", "ours", "verdict", "why"):
         table.add_column(col, overflow="fold")
     for v in verdicts:
         color = colors.get(v.verdict, "dim")
-        table.add_row(v.claim.id, v.claim.kind, v.claim.scale, v.paper_text, v.ours_text,
+        kind = v.claim.kind if v.claim.role == "claim" else f"{v.claim.role}: {v.claim.kind}"
+        table.add_row(v.claim.id, kind, v.claim.scale, v.paper_text, v.ours_text,
                       f"[{color}]{v.verdict}[/{color}]", v.detail)
     out.print(table)
 
@@ -496,9 +497,9 @@ def _print_paper_counts(papers, store, registry, seeds) -> None:
 
     from rich.table import Table
 
-    from leaderboard.claims import evaluate_paper
+    from leaderboard.claims import VERDICTS as kinds
+    from leaderboard.claims import claims_only, evaluate_paper
 
-    kinds = ("reproduced", "partially", "not reproduced", "insufficient seeds", "not run")
     table = Table(title="verdicts per paper (bench claims --paper SLUG for each claim)", box=None, pad_edge=False,
                   title_justify="left")
     table.add_column("paper")
@@ -506,7 +507,7 @@ def _print_paper_counts(papers, store, registry, seeds) -> None:
         table.add_column(kind, justify="right")
     totals: Counter = Counter()
     for paper in papers:
-        counts = Counter(v.verdict for v in evaluate_paper(paper, store, registry, seeds=seeds))
+        counts = Counter(v.verdict for v in claims_only(evaluate_paper(paper, store, registry, seeds=seeds)))
         totals.update(counts)
         table.add_row(paper.slug, *(str(counts.get(k, 0)) for k in kinds))
     table.add_row("total", *(str(totals.get(k, 0)) for k in kinds))

@@ -4,9 +4,10 @@ Claim kinds:
   value     one cell group; our mean against the paper's number, within `tolerance`
             (relative: {rtol: 0.05}, absolute: {atol: 0.1}, or within a factor: {factor: 2}).
   bound     every cell group's mean satisfies expect {max: x} and/or {min: x}.
-  ordering  the cell groups' means are ordered as expect {order: increasing|decreasing}
-            (allowing a relative `slack`, or by at least an absolute `min_gap`, negative for
-            non-inferiority); with per-group paper values that are off, "partially".
+  ordering  the cell groups' means are ordered as expect {order: increasing|decreasing}, strictly
+            ("X beats Y" fails when X equals Y); a relative `slack` makes it a tolerance, an absolute
+            `min_gap` asks for at least that gap (negative: non-inferiority, where a tie holds);
+            with per-group paper values that are off, "partially".
             Per-seed criteria, paired by seed between adjacent groups (the specs' "≥ 4/5 seeds, gap > 1 SE"):
             `seeds_holding: k` the ordering (with min_gap: that gap) holds in at least k of the claim's seeds
             (the same share when judged at another seed count); `margin_se: m` the mean paired gap in
@@ -14,15 +15,25 @@ Claim kinds:
             the plain comparison of means.
   rate      a log-log slope within expect {slope: s, tolerance: d}: of a curve over a step range
             (`curve`, `x_range`), or of the metric across cell groups against `x_metric`.
-Verdicts: reproduced, not reproduced, partially, not run, insufficient seeds. Each states the
-scale it was measured at (paper-scale | cpu-full | cpu-reduced) and, in words, how our setting
-differs from the paper's.
+Verdicts: reproduced, not reproduced, partially, inconclusive, not run, insufficient seeds. Each
+states the scale it was measured at (paper-scale | cpu-full | cpu-reduced) and, in words, how our
+setting differs from the paper's.
+
+Positive controls (the file's `controls:` list) are claims about the world itself, not the paper: an
+oracle or upper-bound setting that the metric must separate from the baseline, judged like any
+claim. Each names the claims measured in its world (`gates: [ids]`); when the control fails, those
+claims are "inconclusive" (the world could not have shown the effect), whatever their own criterion
+gave, which the detail still reports. Controls are never counted among the paper's claims.
+
+Sanity checks (the file's `checks:` list) are properties that hold by construction or by an identity
+(a projection's bound, a mixing share the code sets): judged like claims, shown with the reason they
+cannot fail (`why:`), and never counted among the paper's claims either.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -72,6 +83,9 @@ class Claim:
     curve: str | None = None
     x_range: tuple[float, float] | None = None
     x_metric: str | None = None
+    role: str = "claim"                # "control" (a positive control of the world) or "check" (module docstring)
+    gates: tuple[str, ...] = ()        # a control's: the ids of the claims measured in its world
+    why: str = ""                      # a check's: why it holds by construction
 
 
 @dataclass(frozen=True)
@@ -105,9 +119,17 @@ def _group(raw: dict, claim_id: str) -> CellGroup:
                      dict(raw.get("task_config") or {}), raw.get("paper_value"))
 
 
-def _claim(raw: dict, defaults: dict) -> Claim:
+def _claim(raw: dict, defaults: dict, role: str = "claim") -> Claim:
     cid = raw.get("id", "?")
     merged = {**defaults, **raw}
+    gates = merged.get("gates") or []
+    if role == "control" and (not isinstance(gates, list) or not gates or not all(isinstance(g, str) for g in gates)):
+        raise BenchError(f"control {cid!r}: needs gates, the list of the claim ids measured in its world")
+    if role != "control" and "gates" in raw:
+        raise BenchError(f"{role} {cid!r}: gates belongs to a control (the file's controls: list)")
+    if (role == "check") != bool(raw.get("why")):
+        raise BenchError(f"{role} {cid!r}: " + ("a check needs why: the reason it holds by construction" if role == "check"
+                                                else "why belongs to a check (the file's checks: list)"))
     kind = merged.get("kind")
     if kind not in KINDS:
         raise BenchError(f"claim {cid!r}: kind {kind!r} unknown; allowed: {', '.join(KINDS)}")
@@ -125,6 +147,7 @@ def _claim(raw: dict, defaults: dict) -> Claim:
         paper_value=merged.get("paper_value"), approximate=bool(merged.get("approximate", False)),
         differences=merged.get("differences", ""), curve=merged.get("curve"),
         x_range=tuple(float(x) for x in x_range) if x_range else None, x_metric=merged.get("x_metric"),
+        role=role, gates=tuple(gates) if role == "control" else (), why=str(raw.get("why") or ""),
     )
 
 
@@ -137,16 +160,26 @@ def load_paper(registry: Registry, slug: str) -> Paper:
         raise BenchError(f"{path} is not valid YAML: {str(exc).splitlines()[0]}") from None
     if not isinstance(data, dict) or not isinstance(data.get("claims", []), list):
         raise BenchError(f"{path}: expected a mapping with title, methods and a list of claims")
-    if not all(isinstance(c, dict) for c in data.get("claims") or []):
-        raise BenchError(f"{path}: every claim must be a mapping with id, kind, metric, cells, expect")
+    sections = {role: data.get(f"{role}s") or [] for role in ("claim", "control", "check")}
+    if not all(isinstance(c, dict) for entries in sections.values() for c in entries):
+        raise BenchError(f"{path}: every claim and control must be a mapping with id, kind, metric, cells, expect")
     methods = data.get("methods") or {}
     for name, info in methods.items():
         registry.listing("method", name)
         if (info or {}).get("fidelity") not in FIDELITIES:
             raise BenchError(f"{path}: method {name} needs fidelity, one of {', '.join(FIDELITIES)}")
+    defaults = data.get("defaults") or {}
+    claims, controls, checks = ([_claim(c, defaults, role) for c in sections[role]] for role in ("claim", "control", "check"))
     paper = Paper(slug, data.get("title", slug), list(data.get("authors") or []), data.get("venue", ""),
-                  data.get("arxiv"), data.get("code"), methods,
-                  [_claim(c, data.get("defaults") or {}) for c in data.get("claims") or []])
+                  data.get("arxiv"), data.get("code"), methods, [*controls, *claims, *checks])
+    ids = [c.id for c in paper.claims]
+    if len(ids) != len(set(ids)):
+        raise BenchError(f"{path}: claim and control ids must be unique ({', '.join(sorted({i for i in ids if ids.count(i) > 1}))})")
+    claim_ids = {c.id for c in claims}
+    for control in controls:
+        unknown = [g for g in control.gates if g not in claim_ids]
+        if unknown:
+            raise BenchError(f"{path}: control {control.id!r} gates unknown claim(s) {', '.join(unknown)}")
     for claim in paper.claims:
         _validate(claim, registry, path)
     return paper
@@ -298,16 +331,16 @@ class _Judge:
         return [sign * (b - a) for a, b in zip(values, values[1:])]
 
     def _margin(self, order: str, margin: float) -> tuple[bool, list[str]]:
-        """Mean paired gap ≥ margin × its standard error (strictly above when margin > 0), every pair."""
+        """Mean paired gap ≥ margin × its standard error (strictly above when margin ≥ 0), every pair."""
         holds, parts = True, []
         for gaps in self._paired_gaps(order):
             gaps = gaps[np.isfinite(gaps)]
             se = float(np.std(gaps, ddof=1) / np.sqrt(len(gaps))) if len(gaps) > 1 else float("nan")
             gap = float(np.mean(gaps)) if len(gaps) else float("nan")
-            ok = np.isfinite(se) and (gap > margin * se if margin > 0 else gap >= margin * se)
+            ok = np.isfinite(se) and (gap > margin * se if margin >= 0 else gap >= margin * se)
             holds = holds and bool(ok)
             parts.append(f"paired gap {_fmt(gap)} = {gap / se:.2g} SE (SE {_fmt(se)})" if se > 0 else f"paired gap {_fmt(gap)}, SE {_fmt(se)}")
-        need = f"> {margin:g} SE" if margin > 0 else f"≥ {margin:g} SE (non-inferior)"
+        need = f"> {margin:g} SE" if margin >= 0 else f"≥ {margin:g} SE (non-inferior)"
         return holds, [f"{order}, mean gap {need}: " + "; ".join(parts)]
 
     @staticmethod
@@ -315,7 +348,7 @@ class _Judge:
         """Each mean beats the previous one by at least `min_gap` in the claimed direction (metric units;
         negative = non-inferiority within |min_gap|)."""
         gaps = [_sign(order) * (b - a) for a, b in zip(means, means[1:])]
-        holds = all(np.isfinite(g) and g >= min_gap for g in gaps)
+        holds = all(_clears(g, min_gap) for g in gaps)
         return holds, [f"{order} by ≥ {min_gap:g} on the means: gap {', '.join(_fmt(g) for g in gaps)}"]
 
     def _seeds_holding(self, order: str, slack: float, needed: int) -> tuple[bool, str]:
@@ -324,7 +357,7 @@ class _Judge:
         if min_gap is None:
             counts = [sum(_ordered(x, y, order, slack) for x, y in zip(a, b)) for a, b in zip(values, values[1:])]
         else:
-            counts = [int(np.sum(gaps >= float(min_gap))) for gaps in self._paired_gaps(order)]
+            counts = [sum(_clears(g, float(min_gap)) for g in gaps) for gaps in self._paired_gaps(order)]
         return all(n >= needed for n in counts), f"holds in {', '.join(map(str, counts))} of {values.shape[1]} seeds (needs ≥ {needed})"
 
     def _rate(self) -> Verdict:
@@ -359,10 +392,19 @@ def _sign(order: str) -> float:
 
 
 def _ordered(a: float, b: float, order: str, slack: float) -> bool:
-    """b follows a in `order`, allowing a relative slack (absolute on |a| when a < 0); NaN never holds."""
+    """b follows a in `order`: strictly without slack ("beats" fails on a tie); with a relative slack (absolute
+    on |a| when a < 0) the claim is one of tolerance, and a tie holds. NaN never holds."""
+    if slack == 0:
+        return b > a if order == "increasing" else b < a
     if order == "increasing":
         return b >= a * (1 - slack) if a >= 0 else b >= a - abs(a) * slack
     return b <= a * (1 + slack) if a >= 0 else b <= a + abs(a) * slack
+
+
+def _clears(gap: float, min_gap: float) -> bool:
+    """A gap in the claimed direction clears `min_gap`: strictly above 0 when min_gap is 0 (a tie is no win),
+    at least min_gap otherwise (a positive margin, or a negative one for non-inferiority)."""
+    return bool(np.isfinite(gap)) and (gap > 0 if min_gap == 0 else gap >= min_gap)
 
 
 def _within(ours: float, target: float | None, tol: dict) -> bool:
@@ -387,7 +429,30 @@ def _paper_text(c: Claim) -> str:
 
 
 def evaluate_paper(paper: Paper, store: Store, registry: Registry, seeds: int | None = None) -> list[Verdict]:
-    return [_Judge(claim, store, registry, seeds or claim.seeds).verdict() for claim in paper.claims]
+    """A verdict per control, claim and check (in that order); a claim gated by a failed positive control is
+    inconclusive."""
+    verdicts = [_Judge(claim, store, registry, seeds or claim.seeds).verdict() for claim in paper.claims]
+    verdicts = [replace(v, detail=f"sanity check, cannot fail by construction ({v.claim.why}); {v.detail}")
+                if v.claim.role == "check" else v for v in verdicts]
+    gate = {gated: v for v in verdicts if v.claim.role == "control" for gated in v.claim.gates}
+    return [_gated(v, gate[v.claim.id]) if v.claim.id in gate else v for v in verdicts]
+
+
+def _gated(verdict: Verdict, control: Verdict) -> Verdict:
+    """The claim's verdict in the light of its world's positive control."""
+    if control.verdict in ("not reproduced", "partially") and verdict.verdict not in ("not run", "insufficient seeds"):
+        why = control.detail.split("; measured at")[0]
+        return replace(verdict, verdict="inconclusive",
+                       detail=f"positive control {control.claim.id} failed ({why}): this world cannot show the "
+                              f"effect; the claim's own criterion gave {verdict.verdict}: {verdict.detail}")
+    if control.verdict in ("not run", "insufficient seeds") and verdict.verdict not in ("not run", "insufficient seeds"):
+        return replace(verdict, detail=f"positive control {control.claim.id} not run yet; {verdict.detail}")
+    return verdict
+
+
+def claims_only(verdicts: list[Verdict]) -> list[Verdict]:
+    """The paper's claims, without its worlds' positive controls and its sanity checks (never counted)."""
+    return [v for v in verdicts if v.claim.role == "claim"]
 
 
 @dataclass(frozen=True)
@@ -430,7 +495,7 @@ class PaperOverview:
     error: str | None = None
 
 
-VERDICTS = ("reproduced", "partially", "not reproduced", "insufficient seeds", "not run")
+VERDICTS = ("reproduced", "partially", "not reproduced", "inconclusive", "insufficient seeds", "not run")
 
 
 def overview(store: Store, registry: Registry) -> list[PaperOverview]:
@@ -443,7 +508,7 @@ def overview(store: Store, registry: Registry) -> list[PaperOverview]:
             rows.append(PaperOverview(slug, slug, {}, str(exc)))
             continue
         counts = {v: 0 for v in VERDICTS}
-        for verdict in evaluate_paper(paper, store, registry):
+        for verdict in claims_only(evaluate_paper(paper, store, registry)):
             counts[verdict.verdict] += 1
         rows.append(PaperOverview(slug, paper.title, counts))
     return rows

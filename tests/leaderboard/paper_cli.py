@@ -4,7 +4,7 @@ import os
 import subprocess
 import sys
 
-VERDICTS = ("not reproduced", "reproduced", "partially", "not run", "insufficient seeds")  # longest match first
+VERDICTS = ("not reproduced", "reproduced", "partially", "inconclusive", "not run", "insufficient seeds")  # longest first
 
 
 def bench(*args: str, db, timeout: int = 1800) -> subprocess.CompletedProcess:

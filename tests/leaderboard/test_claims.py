@@ -217,6 +217,32 @@ def test_a_seed_override_keeps_the_share_of_seeds_and_a_standard_error_needs_two
     assert verdicts["margin-two-se"].verdict == "insufficient seeds" and "2 seeds or more" in verdicts["margin-two-se"].detail
 
 
+TIES = PER_SEED + """
+  - {id: beats, cells: *up, expect: {order: increasing}}
+  - {id: beats-by-zero, cells: *up, expect: {order: increasing, min_gap: 0}}
+  - {id: beats-zero-se, cells: *up, expect: {order: increasing, margin_se: 0}}
+  - {id: within-slack, cells: *up, expect: {order: increasing, slack: 0.1}}
+  - {id: not-worse-by-one, cells: *up, expect: {order: increasing, min_gap: -1.0}}
+"""
+
+
+def test_a_tie_fails_a_beats_claim_and_holds_a_non_inferiority_one(tmp_path, toy_registry, store):
+    table = {0.01: [2.0, 3.0, 4.0], 0.1: [2.0, 3.0, 4.0]}  # equal in every seed: mean gap 0, SE 0
+    verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, table, text=TIES)
+    for claim in ("beats", "beats-by-zero", "beats-zero-se", "seeds-all", "min-gap-one"):
+        assert verdicts[claim].verdict == "not reproduced", claim
+    assert "holds in 0 of 3 seeds" in verdicts["seeds-all"].detail
+    assert verdicts["within-slack"].verdict == "reproduced"      # a tolerance: 3.0 >= 3.0 * 0.9
+    assert verdicts["not-worse-by-one"].verdict == "reproduced"  # non-inferiority: gap 0 >= -1
+
+
+def test_a_strict_win_by_the_smallest_margin_still_counts(tmp_path, toy_registry, store):
+    table = {0.01: [2.0, 3.0, 4.0], 0.1: [2.001, 3.001, 4.001]}
+    verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, table, text=TIES)
+    for claim in ("beats", "beats-by-zero", "seeds-all"):
+        assert verdicts[claim].verdict == "reproduced", claim
+
+
 @pytest.mark.parametrize("expect,message", [
     ("{order: increasing, seeds_holding: 4}", "seeds_holding must be an integer in 1..3"),
     ("{order: increasing, seeds_holding: 0.5}", "seeds_holding must be an integer"),
@@ -237,4 +263,91 @@ def test_margin_se_needs_two_seeds(tmp_path, toy_registry):
     (tmp_path / "toy-paper.yaml").write_text(PER_SEED.replace("seeds: 3,", "seeds: 1,").replace("seeds_holding: 3", "seeds_holding: 1"))
     registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
     with pytest.raises(BenchError, match="margin_se needs a standard error, so seeds >= 2"):
+        load_paper(registry, "toy-paper")
+
+
+CONTROLLED = PER_SEED + """
+controls:
+  - id: world-shows-it
+    cells: *up
+    expect: {order: increasing, min_gap: 1.0}
+    gates: [seeds-all, min-gap-two]
+  - id: world-is-null
+    cells: *down
+    expect: {order: increasing}
+    gates: [min-gap-one]
+"""
+
+
+def test_a_failed_positive_control_makes_its_claims_inconclusive(tmp_path, toy_registry, store):
+    # world-shows-it: means 0.6 -> 2.1, gap 1.5 >= 1 passes; world-is-null: 2.1 -> 4.0 increasing, passes too
+    verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, PER_SEED_VALUES, text=CONTROLLED)
+    assert verdicts["world-shows-it"].verdict == "reproduced" and verdicts["world-shows-it"].claim.role == "control"
+    assert verdicts["seeds-all"].verdict == "reproduced" and verdicts["min-gap-two"].verdict == "not reproduced"
+    # the control fails when its ordering is reversed: 4.0 -> 2.1 is not increasing
+    flipped = CONTROLLED.replace("cells: *down\n    expect: {order: increasing}", "cells: *down\n    expect: {order: decreasing, min_gap: 3}")
+    store2 = type(store).open(f"sqlite:///{tmp_path}/second.db")
+    verdicts = _per_seed_verdicts(tmp_path, toy_registry, store2, PER_SEED_VALUES, text=flipped)
+    assert verdicts["world-is-null"].verdict == "not reproduced"   # gap 1.9 < 3
+    gated = verdicts["min-gap-one"]
+    assert gated.verdict == "inconclusive"
+    assert "positive control world-is-null failed" in gated.detail and "own criterion gave reproduced" in gated.detail
+    assert verdicts["seeds-all"].verdict == "reproduced"            # gated by the control that passed
+
+
+def test_a_control_not_run_leaves_the_verdict_and_says_so(tmp_path, toy_registry, store):
+    table = {k: v for k, v in PER_SEED_VALUES.items() if k != 0.5}  # the *down cells' second group never ran
+    verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, table, text=CONTROLLED)
+    assert verdicts["world-is-null"].verdict == "not run"
+    assert verdicts["min-gap-one"].verdict == "reproduced"
+    assert verdicts["min-gap-one"].detail.startswith("positive control world-is-null not run yet")
+
+
+def test_controls_are_not_counted_among_the_claims(tmp_path, toy_registry, store):
+    from leaderboard.claims import claims_only, overview
+
+    verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, PER_SEED_VALUES, text=CONTROLLED)
+    assert {v.claim.id for v in claims_only(list(verdicts.values()))} == set(verdicts) - {"world-shows-it", "world-is-null"}
+    registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    (row,) = overview(store, registry)
+    assert sum(row.counts.values()) == 10 and "inconclusive" in row.counts
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda t: t.replace("gates: [min-gap-one]", "gates: [no-such-claim]"), "gates unknown claim"),
+    (lambda t: t.replace("gates: [min-gap-one]", "gates: []"), "needs gates"),
+    (lambda t: t.replace("id: world-is-null", "id: seeds-all"), "ids must be unique"),
+    (lambda t: t.replace("{id: seeds-all, cells: *up,", "{id: seeds-all, gates: [margin-two-se], cells: *up,"),
+     "gates belongs to a control"),
+])
+def test_bad_controls_are_caught(tmp_path, toy_registry, edit, message):
+    (tmp_path / "toy-paper.yaml").write_text(edit(CONTROLLED))
+    registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    with pytest.raises(BenchError, match=message):
+        load_paper(registry, "toy-paper")
+
+
+def test_a_check_is_judged_shown_with_its_reason_and_not_counted(tmp_path, toy_registry, store):
+    from leaderboard.claims import claims_only
+
+    text = PER_SEED + """
+checks:
+  - {id: share-by-construction, why: the code sets it, kind: bound, cells: *up, expect: {max: 3.0}}
+"""
+    verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, PER_SEED_VALUES, text=text)
+    check = verdicts["share-by-construction"]
+    assert check.verdict == "reproduced" and check.claim.role == "check"   # means 0.6 and 2.1 are ≤ 3
+    assert check.detail.startswith("sanity check, cannot fail by construction (the code sets it)")
+    assert "share-by-construction" not in {v.claim.id for v in claims_only(list(verdicts.values()))}
+
+
+@pytest.mark.parametrize("entry,message", [
+    ("checks:\n  - {id: c, kind: bound, cells: *up, expect: {max: 3.0}}", "a check needs why"),
+    ("claims:\n  - {id: c, why: because, kind: bound, cells: *up, expect: {max: 3.0}}", "why belongs to a check"),
+])
+def test_bad_checks_are_caught(tmp_path, toy_registry, entry, message):
+    text = PER_SEED + "\n" + entry.replace("claims:\n", "") if entry.startswith("claims") else PER_SEED + "\n" + entry
+    (tmp_path / "toy-paper.yaml").write_text(text)
+    registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    with pytest.raises(BenchError, match=message):
         load_paper(registry, "toy-paper")
