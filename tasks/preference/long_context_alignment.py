@@ -1,6 +1,6 @@
 """Long-context alignment: answers that need evidence far back in the context, at several context lengths.
 
-LOGO (Tang et al., ICML 2025, arXiv 2410.18533; spec shared/papers/logo.md §6.1). Contexts of 5-word chunks
+LOGO (Tang et al., ICML 2025, arXiv 2410.18533; the CPU world of docs/papers/logo.md). Contexts of 5-word chunks
 with retrieval, key-value and multi-hop questions (tasks/preference/_long_context.py). π_SFT is a tiny Llama
 (RoPE) trained on short contexts (4 chunks) by a noisy teacher that answers right with probability
 `teacher_accuracy` and otherwise hallucinates a value read off a distractor chunk (the failure LOGO targets).
@@ -17,7 +17,7 @@ lengths, `lm_eval_max_length` the context window): the problem's `external_eval`
 `lm_eval_<task>_<metric>`. Those suites download their data from the hub and are meant for GPU users
 (`pip install -e '.[eval]'`).
 
-Fidelity: reconstructed (a synthetic stand-in for the paper's LongBench setting, spec §6.1).
+Fidelity: reconstructed (a synthetic stand-in for the paper's LongBench setting, docs/papers/logo.md).
 """
 
 from __future__ import annotations
@@ -45,7 +45,9 @@ SMALLEST = {"train_per_kind": 8, "eval_per_kind": 1}
 class Config:
     model: str = "tiny-llama"       # π_SFT: a tiny shape trained here (RoPE), or a hub id / local directory
     train_per_kind: int = 256       # short training contexts per question kind
-    eval_per_kind: int = 16         # evaluation contexts per kind and length
+    train_length: str = "short"     # the methods' training contexts: "short" (LOGO's setting), or "long" for the
+                                    # world's positive control (SFT on the true long-range evidence)
+    eval_per_kind: int = 64         # evaluation contexts per kind and length (192 per length: SE of an accuracy ≤ 3.6 points)
     m_rejected: int = 2             # M dis-preferred answers per training context (LOGO: 2)
     position_window: int = 192      # K of the position synthesis: about the longest evaluation context in tokens
     teacher_accuracy: float = 0.7   # π_SFT's teacher: right answer share on short contexts
@@ -64,6 +66,8 @@ class Config:
     def __post_init__(self) -> None:
         if min(self.train_per_kind, self.eval_per_kind, self.m_rejected, self.sft_examples) < 1 or self.sft_steps < 0:
             raise ValueError("train_per_kind, eval_per_kind, m_rejected, sft_examples must be >= 1 and sft_steps >= 0")
+        if self.train_length not in LENGTHS:
+            raise ValueError(f"train_length must be one of {', '.join(LENGTHS)}, got {self.train_length!r}")
         if self.position_window < 64 or not 0 <= self.teacher_accuracy <= 1:
             raise ValueError(f"need position_window >= 64 and 0 <= teacher_accuracy <= 1; got "
                              f"{self.position_window}, {self.teacher_accuracy}")
@@ -129,7 +133,7 @@ def build(config: Config, ctx: RunContext) -> PreferenceProblem:
     hooks = harness(config)
     path, tiny = sft_policy(config)
     rng = ctx.rng
-    train = _examples(config.train_per_kind, LENGTHS["short"], rng)
+    train = _examples(config.train_per_kind, LENGTHS[config.train_length], rng)
     train_prompts = [prompt_text(c, q) for _, c, q, _ in train]
     off = [tuple([a] + distractor_answers(c, a, rng, config.m_rejected)) for _, c, _, a in train]
     evals = [(name, *ex) for name, n in LENGTHS.items() for ex in _examples(config.eval_per_kind, n, rng)]
