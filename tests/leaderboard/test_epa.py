@@ -7,13 +7,16 @@ from leaderboard.claims import load_paper, paper_cells
 from tests.leaderboard.paper_cli import cpu_scale_verdicts
 
 PAPER = "epa"
-# Regression pin (3 seeds, the π_SFT a fresh machine trains; cache version 2). Per seed: Pearson DPO 0.748 / 0.619 /
-# 0.702 vs EPA 0.762 / 0.642 / 0.704 (higher in 3 of 3, by 0.002–0.023); slope-1 error DPO 8.65 / 7.71 / 8.88 vs EPA
-# 8.90 / 7.30 / 8.84 (lower in 2 of 3; k_w = 0 8.33 on the mean, below EPA's 8.34); win rate vs π_SFT DPO 0.651 /
-# 0.627 / 0.488 vs EPA 0.631 / 0.570 / 0.650 (higher on the mean, in 1 of 3 seeds only).
+# Regression pin at the claims' own 5 seeds (the π_SFT a fresh machine trains; cache version 2; the environment of
+# constraints.txt). Per seed, DPO vs EPA: Pearson 0.753/0.742, 0.587/0.635, 0.659/0.692, 0.566/0.617, 0.705/0.699
+# (higher in 3 of 5, the fewest that pass); slope-1 error 8.76/8.79, 8.01/7.84, 8.49/8.83, 9.67/9.53, 7.83/8.27
+# (lower in 2 of 5); win rate vs π_SFT 0.634/0.632, 0.631/0.631, 0.642/0.647, 0.645/0.637, 0.623/0.609 (higher in 1
+# of 5); k_w = 0 has the lower slope-1 error on the mean (8.56 vs 8.65). Every gap is far below the spread across
+# seeds: these verdicts moved between two installs of newer releases (slope-1 and win rate flipped at 3 seeds), which
+# is why CI installs constraints.txt.
 EXPECTED = {
     "epa-implicit-reward-more-linear-pearson": "reproduced",
-    "epa-implicit-reward-more-linear-slope1": "reproduced",
+    "epa-implicit-reward-more-linear-slope1": "not reproduced",
     "epa-weak-negatives-help": "not reproduced",
     "epa-beats-dpo-win-rate": "not reproduced",
 }
@@ -57,7 +60,8 @@ def test_claims_file_is_valid():
 
 @pytest.mark.slow
 def test_cpu_claims_give_the_pinned_verdicts(tmp_path):
-    assert cpu_scale_verdicts(PAPER, tmp_path, seeds=3, claims=is_world, runs=3 * 3) == EXPECTED
+    """The CPU world's claims at their own 5 seeds (15 runs of 15-70 s)."""
+    assert cpu_scale_verdicts(PAPER, tmp_path, claims=is_world, runs=3 * 5) == EXPECTED
 
 
 @pytest.mark.slow
