@@ -1,16 +1,16 @@
 """Label-smoothed cross-entropy from hidden states and classifier weights, without the N × V logits.
 
 Huang, Lu & Zeng, "Calibrated Language Models and How to Find Them with Label Smoothing", ICML 2025,
-arXiv 2508.00264 (spec shared/papers/label-smoothing-calibration.md §3.1, §3.3); the kernel extends Cut
+arXiv 2508.00264 (the loss and the kernel of the authors' code); the kernel extends Cut
 Cross-Entropy (Wijmans et al., ICLR 2025). With logits z = C·e (C: (V, D) classifier, e: (D,) hidden state),
-target y and smoothing β the per-token loss is (§3.1)
+target y and smoothing β the per-token loss is
 
     ℓ = lse(z) − (1 − β)·z_y − (β/V)·Σ_v z_v            (soft target (1 − β)·onehot(y) + (β/V)·1)
     ∂ℓ/∂z_v = softmax(z)_v − (1 − β)·1[v = y] − β/V,   ∂ℓ/∂e = Cᵀ ∂ℓ/∂z,   ∂ℓ/∂C = (∂ℓ/∂z) eᵀ,
 
 exactly `F.cross_entropy(e @ C.T, y, label_smoothing=β, ignore_index=-100, reduction=...)`. Note the sign
 of the β/V term: the uniform part includes the true class, so the target coefficient is 1 − β + β/V (the
-paper's fused kernel writes 1 − β − β/V, a bug the spec flags; not copied here).
+paper's fused kernel writes 1 − β − β/V, a bug noted in docs/papers/label-smoothing-calibration.md; not copied here).
 
 `label_smoothed_ce` dispatches: the Triton kernel (bench/toolkit/label_smoothed_ce_triton.py) for CUDA
 tensors in float32 / bfloat16 / float16, otherwise this module's chunked pure-torch version:
@@ -67,7 +67,7 @@ def _chunk(n_tokens: int, chunk_size: int | None) -> int:
 
 
 class _ChunkedLabelSmoothedCE(torch.autograd.Function):
-    """The pure-torch forward/backward (§3.3 with vocabulary chunks instead of SRAM tiles)."""
+    """The pure-torch forward/backward (the authors' kernel with vocabulary chunks instead of SRAM tiles)."""
 
     @staticmethod
     def forward(ctx, hidden, weight, targets, beta, ignore_index, reduction, chunk):
@@ -86,7 +86,7 @@ class _ChunkedLabelSmoothedCE(torch.autograd.Function):
             local = (safe - start).clamp(0, z.shape[1] - 1)
             z_target += torch.where(inside, z.gather(1, local[:, None])[:, 0], 0.0)
             del z
-        loss_tok = lse - (1.0 - beta) * z_target - (beta / v) * z_sum              # §3.1
+        loss_tok = lse - (1.0 - beta) * z_target - (beta / v) * z_sum              # label-smoothed CE
         loss_tok = torch.where(valid, loss_tok, torch.zeros((), dtype=acc, device=hidden.device))
         ctx.save_for_backward(hidden, weight, safe, valid, lse)
         ctx.beta, ctx.reduction, ctx.chunk = beta, reduction, chunk

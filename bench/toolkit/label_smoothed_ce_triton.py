@@ -1,6 +1,6 @@
 """Triton kernels of the label-smoothed linear cross-entropy (the GPU path of bench/toolkit/label_smoothed_ce.py).
 
-Huang, Lu & Zeng, ICML 2025, arXiv 2508.00264, §3.3 of the spec (their fork of Cut Cross-Entropy):
+Huang, Lu & Zeng, ICML 2025, arXiv 2508.00264, the authors' kernel (their fork of Cut Cross-Entropy):
 * forward: one program per block of BLOCK_B tokens walks the vocabulary in BLOCK_V tiles; each logit
   tile z = E_b·C_vᵀ is built in on-chip memory by a loop over D in BLOCK_D slices (tl.dot), and folded
   into an online log-sum-exp, the target logit z_y and Σ_v z_v. Only three floats per token are
@@ -106,7 +106,7 @@ class _TritonLabelSmoothedCE(torch.autograd.Function):
         _forward_kernel[(triton.cdiv(n, bb),)](hidden, weight, safe, lse, z_t, z_s, n, v, d, hidden.stride(0),
                                                weight.stride(0), BLOCK_B=bb, BLOCK_V=bv, BLOCK_D=bd,
                                                PRECISION=_precision(hidden.dtype))
-        loss_tok = torch.where(valid, lse - (1.0 - beta) * z_t - (beta / v) * z_s, 0.0)   # §3.1
+        loss_tok = torch.where(valid, lse - (1.0 - beta) * z_t - (beta / v) * z_s, 0.0)   # label-smoothed CE
         ctx.save_for_backward(hidden, weight, safe, valid, lse)
         ctx.beta, ctx.reduction, ctx.blocks = beta, reduction, blocks
         return reduce_tokens(loss_tok, valid, reduction).to(hidden.dtype)

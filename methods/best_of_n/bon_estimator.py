@@ -7,11 +7,11 @@ observed best-of-n output y with reference probability ε = π(y):
 
 and KL̂_n = (1/M) Σ_j D̂(π(y_j), n), y_j ~ π_n. It needs only the probabilities of the outputs
 best-of-n produced (no ranking of the whole outcome set). `samples = 0` returns its expectation
-Σ_y π_n(y)·D̂(π(y), n) exactly (the spec's "expected estimator" column); `samples = M` draws M
+Σ_y π_n(y)·D̂(π(y), n) exactly (the "expected estimator" column of docs/papers/best-of-n-kl.md); `samples = M` draws M
 outputs from π_n by inverse CDF, reports the mean, its standard error, and the running mean as the
 curve `kl_estimate` at log-spaced M. Conjecture 4.4: the expectation upper-bounds the true KL.
 
-Fidelity: faithful for the formula (re-derived in the spec as the exact KL of a one-atom-plus-
+Fidelity: faithful for the formula (re-derived in our report as the exact KL of a one-atom-plus-
 continuum reference); M = O(log n·log(1/δ)) is the paper's sample count (secondary source).
 The estimator gives no win rate.
 """

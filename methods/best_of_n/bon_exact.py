@@ -2,8 +2,8 @@
 
 Paper: "Theoretical Guarantees on the Best-of-n Alignment Policy", arXiv 2401.01879. The policy
 is the quantile transform of the maximum of n uniforms; on a finite reference its PMF is
-π_n(y) = F(y)^n − F⁻(y)^n along the reward order (ties broken by index, spec §2). Returns the PMF,
-KL(π_n‖π) = Σ π_n log(π_n/π) and the win rate Σ π_n·(F⁻ + ½π) (spec §3.4). On the continuous
+π_n(y) = F(y)^n − F⁻(y)^n along the reward order (ties broken by index, after Assumption 2.1). Returns the PMF,
+KL(π_n‖π) = Σ π_n log(π_n/π) and the win rate Σ π_n·(F⁻ + ½π) (paper §5). On the continuous
 reference these are log n − (n−1)/n and n/(n+1).
 
 Fidelity: faithful (closed form; evaluated without cancellation, see tasks/best_of_n).

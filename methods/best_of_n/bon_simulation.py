@@ -1,10 +1,10 @@
-"""Best-of-n by simulation: draw n, keep the best, M times (Beirami et al., ICML 2025, §2, §5; spec §6).
+"""Best-of-n by simulation: draw n, keep the best, M times (Beirami et al., ICML 2025, §2, §5).
 
 Paper: "Theoretical Guarantees on the Best-of-n Alignment Policy", arXiv 2401.01879. The policy as
 defined (not its closed form): each of M trials draws y_1..y_n i.i.d. from π and keeps the
 highest-ranked (reward, ties by index), and a paired z ~ π. Reports
 
-  - the Monte-Carlo win rate (1/M) Σ [1(y ≻ z) + ½·1(y = z)] (spec §6 "paired draws"), and
+  - the Monte-Carlo win rate (1/M) Σ [1(y ≻ z) + ½·1(y = z)] ("paired draws"), and
   - the Monte-Carlo KL (1/M) Σ log(π_n(y)/π(y)) with the closed-form π_n at the simulated outputs,
     the LLM experiment's reference estimate (there with F estimated from reference samples);
     its standard error and running mean (curve `kl_estimate`).

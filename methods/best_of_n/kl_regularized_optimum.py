@@ -1,4 +1,4 @@
-"""KL-regularised RL optimum at best-of-n's KL (Beirami et al., ICML 2025, §7; spec §3.6).
+"""KL-regularised RL optimum at best-of-n's KL (Beirami et al., ICML 2025, §7).
 
 Paper: "Theoretical Guarantees on the Best-of-n Alignment Policy", arXiv 2401.01879. The policy
 maximising win rate − β·KL(·‖π): with the win-rate reward q(y) = P(y ≻ z) + ½P(y = z), z ~ π
@@ -8,9 +8,9 @@ E[q] − β·KL is the tilt
     π_β(y) ∝ π(y)·exp(q(y)/β),
 
 so it attains the highest win rate of all policies at its KL (W is linear in the policy): the
-frontier best-of-n is compared with. In the continuous model (spec §3.6) q = u and
+frontier best-of-n is compared with. In the continuous model (paper §7) q = u and
 p_β(u) ∝ exp(u/β) on [0, 1], with closed forms W = 1/(1 − e^{−a}) − 1/a and
-KL = a·W − log((e^a − 1)/a), a = 1/β (the spec's quadrature gives the same).
+KL = a·W − log((e^a − 1)/a), a = 1/β (a quadrature gives the same).
 
 Strength: `beta` given → that β. `beta = None` (default) → β is solved (bisection) so that the
 policy's KL equals the exact KL of best-of-n on the same problem, which makes the win rates

@@ -1,4 +1,4 @@
-"""Rewind-and-repeat at best-of-n's KL (Beirami et al., ICML 2025, §6; spec §3.5).
+"""Rewind-and-repeat at best-of-n's KL (Beirami et al., ICML 2025, §6).
 
 Paper: "Theoretical Guarantees on the Best-of-n Alignment Policy", arXiv 2401.01879. Keep
 sampling from π until the sample lies in the top-p mass of the reward order, then output it.
@@ -15,7 +15,7 @@ so that the policy's KL equals the exact KL of best-of-n on the same problem (co
 at equal KL: metric `win_rate_advantage`). Its KL is at most −log π(top) (p = π(top)); if
 best-of-n's KL exceeds that, p = π(top) is returned.
 
-Fidelity: reconstructed (the spec reconstructs the definition; the paper may use a budgeted
+Fidelity: reconstructed (docs/papers/best-of-n-kl.md reconstructs the definition; the paper may use a budgeted
 variant, UNVERIFIED; the randomised boundary on finite references is ours).
 """
 

@@ -2,10 +2,10 @@
 
 The loss is computed from the final hidden states and the LM head's weight by
 bench/toolkit/label_smoothed_ce.label_smoothed_ce (chunked torch on a CPU, the Triton kernel on CUDA),
-so the N × V logits are never materialised (spec §3.3). Shifted next-token targets, prompt tokens at −100,
+so the N × V logits are never materialised (the paper's kernel). Shifted next-token targets, prompt tokens at −100,
 reduction 'mean' over the answer tokens (the repository's sweeps sum; with the constant number of answer
 tokens per batch here, the two differ only by a factor folded into the learning rate).
-Optional logit temperature τ (divide the logits by τ, multiply the loss by τ; spec §3.1) is applied by
+Optional logit temperature τ (divide the logits by τ, multiply the loss by τ; the authors' code) is applied by
 scaling the hidden states, which is exact for the bias-free LM heads of Llama/GPT-2.
 """
 

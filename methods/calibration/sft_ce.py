@@ -1,8 +1,8 @@
 """Plain SFT with cross-entropy (β = 0): the baseline whose calibration degrades after tuning.
 
-Huang, Lu & Zeng, ICML 2025, arXiv 2508.00264 (spec §2 claim 1, §4): open-instruct full fine-tuning with
-the standard next-token cross-entropy ℓ = lse(z) − z_y on the answer tokens (prompts masked), the same
-schedule as sft_label_smoothing so the two differ only in β.
+Huang, Lu & Zeng, ICML 2025, arXiv 2508.00264 (abstract, Figure 1; the authors' recipe): open-instruct
+full fine-tuning with the standard next-token cross-entropy ℓ = lse(z) − z_y on the answer tokens
+(prompts masked), the same schedule as sft_label_smoothing so the two differ only in β.
 
 Fidelity: reconstructed (the same down-scaling as sft_label_smoothing: tiny Llama, synthetic SFT set,
 lr 1e-3, batch 64, 8 epochs, mean over answer tokens).

@@ -1,9 +1,9 @@
 """SFT with label smoothing: the paper's remedy for the calibration lost to instruction tuning.
 
 Huang, Lu & Zeng, "Calibrated Language Models and How to Find Them with Label Smoothing", ICML 2025,
-arXiv 2508.00264 (spec shared/papers/label-smoothing-calibration.md §3.1, §4). Per answer token
+arXiv 2508.00264 (the loss and SFT recipe of the authors' code). Per answer token
 
-    ℓ = lse(z) − (1 − β)·z_y − (β/V)·Σ_v z_v,   soft target (1 − β)·onehot(y) + (β/V)·1   (§3.1)
+    ℓ = lse(z) − (1 − β)·z_y − (β/V)·Σ_v z_v,   soft target (1 − β)·onehot(y) + (β/V)·1
 
 with β = 0.1 (the working value), computed by the memory-efficient kernel (bench/toolkit/label_smoothed_ce)
 from hidden states and the LM head, never materialising the logits. Full fine-tuning with AdamW, linear

@@ -1,6 +1,6 @@
 """FS-PODB primal learner: fixed-share policy optimisation with dilated bonus (bandit feedback).
 
-Reconstructed (spec §4): per-state exponential weights on importance-weighted Q-estimates of the
+Reconstructed (docs/papers/cmdp-bobw.md): per-state exponential weights on importance-weighted Q-estimates of the
 Lagrangian loss, computed by backward DP on the empirical model, minus a dilated exploration
 bonus (Luo, Wei & Lee 2021, "Policy optimization in adversarial MDPs: improved exploration via
 dilated bonuses"), then fixed-share mixing with the uniform policy (Herbster & Warmuth 1998).

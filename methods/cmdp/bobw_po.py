@@ -15,7 +15,7 @@ Episode t:  play π_t, observe the trajectory and r_t, g_t at the visited pairs 
 Fidelity: RECONSTRUCTED. The paper's Algorithm boxes were not available; the structure (PDB-PS
 meta-algorithm, OGD dual on [0, T^{1/4}]^m, FS-PODB = OMD with negative entropy + fixed share +
 optimistic Q-estimates with a dilated bonus, learning rate rescaled by the running max of λ) is
-from a secondary summary of the journal version (spec §4, DOI 10.1016/j.artint.2026.104589) and
+from a secondary summary of the journal version (DOI 10.1016/j.artint.2026.104589) and
 the sciencestack TL;DR of arXiv 2410.02269. Deviations / our choices:
 - q̂_t is the occupancy under the empirical kernel P̂_t, not the upper occupancy bound over a
   confidence set (Jin et al. 2020); no confidence widths are used anywhere.
@@ -51,7 +51,7 @@ class Config:
     eta_scale: float = 5.0      # η·√T, primal OMD learning rate (UNVERIFIED; sweep 2, 5, 20)
     gamma_scale: float = 1.0    # γ·√T, implicit exploration (UNVERIFIED)
     bonus_scale: float = 0.0    # β, dilated-bonus multiplier (Luo–Wei–Lee use 3; off: see docstring)
-    share_scale: float = 1.0    # σ·T, fixed-share rate (spec: σ ≈ 1/T; UNVERIFIED)
+    share_scale: float = 1.0    # σ·T, fixed-share rate (ours: σ ≈ 1/T; UNVERIFIED)
     dual_scale: float = 10.0    # η_λ·L·√T, dual OGD step (UNVERIFIED; sweep 1, 3, 10, 20)
 
     def __post_init__(self) -> None:

@@ -1,6 +1,6 @@
 """Full-feedback occupancy-measure primal–dual predecessor (Stradi/Germano et al. 2023–24).
 
-Paper: baseline for Stradi et al., ICML 2025, arXiv 2410.02269 (spec §5); the algorithm is the
+Paper: baseline for Stradi et al., ICML 2025, arXiv 2410.02269 (its predecessor BoBW method); the algorithm is the
 best-of-both-worlds method of Germano, Stradi et al., "A Best-of-Both-Worlds Algorithm for
 Constrained MDPs with Long-Term Constraints", arXiv 2304.14326: full feedback (the whole r_t,
 G_t are revealed after each episode), primal OGD on occupancy measures, dual OGD on λ:

@@ -1,7 +1,7 @@
 """Stochastic-only optimistic primal–dual policy optimisation (Efroni, Mannor & Pirotta 2020).
 
-Paper: baseline for Stradi et al., ICML 2025, arXiv 2410.02269 (spec §5: "stochastic-only
-primal–dual, OptPrimalDual-CMDP"); the algorithm is from Efroni, Mannor & Pirotta, "Exploration-
+Paper: baseline for Stradi et al., ICML 2025, arXiv 2410.02269 (a "stochastic-only
+primal–dual" comparator); the algorithm is from Efroni, Mannor & Pirotta, "Exploration-
 Exploitation in Constrained MDPs", arXiv 2003.02189, §5 (OptPrimalDual-CMDP):
 
     r̂, ĝ: empirical means of the bandit observations;  b(x,a) = bonus_scale·√(L·log(S A T)/max(1, n(x,a)))

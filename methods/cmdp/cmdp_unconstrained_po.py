@@ -1,6 +1,6 @@
 """Unconstrained policy optimisation: the FS-PODB primal learner with λ ≡ 0 (baseline).
 
-Paper: baseline for Stradi et al., ICML 2025, arXiv 2410.02269 (spec §5 "Unconstrained PO (same
+Paper: baseline for Stradi et al., ICML 2025, arXiv 2410.02269 ("Unconstrained PO (same
 primal, λ ≡ 0): shows linear violation"). It maximises reward only, so on an instance whose
 constraint binds it attains regret ≤ 0 against the constrained OPT and violation linear in T.
 Fidelity: reconstructed, exactly the primal of `bobw_po` (same Config and defaults) without the

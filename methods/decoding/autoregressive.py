@@ -2,7 +2,7 @@
 
 Timor et al., "Accelerating LLM Inference with Lossless Speculative Decoding Algorithms for
 Heterogeneous Vocabularies", ICML 2025, arXiv 2502.05202: the "AR" rows every speedup of the paper
-is divided by (hf-bench runs `generate()` without an assistant, spec §1.2). Greedy (temperature 0)
+is divided by (hf-bench runs `generate()` without an assistant). Greedy (temperature 0)
 takes argmax p(·|y); sampling draws from p(·|y) at temperature 1.
 
 Fidelity: faithful. The target keeps its KV cache: each step reads one new token (the prompt once),

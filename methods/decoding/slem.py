@@ -1,7 +1,7 @@
 """SLEM, String-Level Exact Match: drafts cross between vocabularies as text (paper Algorithm 2).
 
 Timor et al., "Accelerating LLM Inference with Lossless Speculative Decoding Algorithms for
-Heterogeneous Vocabularies", ICML 2025, arXiv 2502.05202 (spec §3.1). One round, with target ids y:
+Heterogeneous Vocabularies", ICML 2025, arXiv 2502.05202, Algorithm 2. One round, with target ids y:
 1. the drafter's context is the text of y re-encoded with the drafter tokenizer, z = enc_D(dec_T(y))
    (only the text added since the last round is decoded and re-encoded, `_vocab.Retokenizer`);
 2. the drafter proposes d_1..d_k (k ≤ num_assistant_tokens; it stops early when its top probability

@@ -2,7 +2,7 @@
 (paper Algorithm 3).
 
 Timor et al., "Accelerating LLM Inference with Lossless Speculative Decoding Algorithms for
-Heterogeneous Vocabularies", ICML 2025, arXiv 2502.05202 (spec §3.2). The drafter samples tokens
+Heterogeneous Vocabularies", ICML 2025, arXiv 2502.05202, Algorithm 3. The drafter samples tokens
 d_1, d_2, … after the current text until the stopping rule S fires; the proposal is the first
 target token t of the drafted string s. ψ(t) = P_{d~q}[t(s) = t] is the exact law of that proposal,
 computed by enumerating every drafter token path (every segmentation) that can reach it, one drafter
@@ -19,7 +19,7 @@ Cost: the drafter reads the context z once into its KV cache; each level of the 
 paths of d drafter tokens) is one batched forward of the paths alone over a copy of that cache, and
 ψ is accumulated on tensors, one scatter per level.
 
-Stopping rule and first token (our concrete choice; the spec leaves S open): drafting stops as soon as
+Stopping rule and first token (our concrete choice; the paper, as we read it, leaves S open): drafting stops as soon as
 s is no longer a proper prefix of any target token's string (or the drafter emits a special token),
 and t(s) is the longest target token that is a prefix of s. If no target token is (s empty), the
 proposal is "none", which the target always rejects.

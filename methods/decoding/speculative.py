@@ -1,7 +1,7 @@
 """Standard speculative decoding: a drafter sharing the target's vocabulary (the paper's same-tokenizer rows).
 
 Leviathan et al. 2023 / Chen et al. 2023, as run by Timor et al. (ICML 2025, arXiv 2502.05202) for
-same-tokenizer pairs (spec §2, §5.3 "same-tokenizer references"). Each round the drafter proposes
+same-tokenizer pairs (Leviathan et al. 2023; hf-bench's "same-tokenizer references"). Each round the drafter proposes
 k ≤ num_assistant_tokens tokens (stopping early when its top probability is below the confidence
 threshold), the target scores y + x_1..x_k in one forward pass, and
 * greedy: draft tokens are kept while they equal argmax p, then the target's argmax is emitted;
@@ -31,7 +31,7 @@ SMOKE = {"num_assistant_tokens": 4}
 @dataclass(frozen=True)
 class Config:
     do_sample: bool = False             # temperature 1 (True) or greedy, T = 0 (False)
-    num_assistant_tokens: int = 20      # k, draft length (HF default 20, spec §1.1)
+    num_assistant_tokens: int = 20      # k, draft length (HF default 20)
     confidence_threshold: float = 0.4   # drafter stops when max q < this (HF assistant_confidence_threshold)
 
     def __post_init__(self) -> None:

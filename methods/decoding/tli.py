@@ -1,7 +1,7 @@
 """TLI, Token-Level Intersection: speculative sampling with the drafter restricted to T ∩ D (paper Algorithm 4).
 
 Timor et al., "Accelerating LLM Inference with Lossless Speculative Decoding Algorithms for
-Heterogeneous Vocabularies", ICML 2025, arXiv 2502.05202 (spec §3.3). I = T ∩ D, tokens identified
+Heterogeneous Vocabularies", ICML 2025, arXiv 2502.05202, Algorithm 4. I = T ∩ D, tokens identified
 by their string after the space marker is normalised (`▁` and byte-level `Ġ` both read as " ", as
 HF's AssistantToTargetTranslator does). The drafter's distribution is renormalised on I,
 

@@ -1,11 +1,11 @@
 """Shared estimators of the dro family: the WDRO / KG-WDRO reformulations and their tuning.
 
-Reformulations (spec shared/papers/kg-wdro.md §2–3; arXiv 2502.08146 Theorems 3.3, 3.5, 3.6):
+Reformulations (arXiv 2502.08146 §2 background and Theorems 3.3, 3.5, 3.6):
   regression, strong   min_{β,κ} ‖y − Xβ‖₂/√N + √δ·‖β − Θκ‖_p          (Thm 3.3, un-squared: same argmin)
   regression, weak     min_β ‖y − Xβ‖₂/√N + √δ·‖Ψ^{1/2}β‖₂, Ψ = (I + ΘΘᵀ/λ)^{-1}  (Thm 3.5)
   classification       min_{β,κ} (1/N)Σ log(1 + e^{−y_i xᵢᵀβ}) + δ·‖β − Θκ‖_p  (Thm 3.6)
 Vanilla WDRO is the same with Θ empty (M = 0). With γ = β − Θκ the strong problems are the vanilla
-ones on X with M extra unpenalised features Z = XΘ (spec §3.3).
+ones on X with M extra unpenalised features Z = XΘ (our exact reformulation, docs/papers/kg-wdro.md).
 
 Solvers: p = 2 regression (strong, weak, vanilla) is solved exactly along the ridge path (the
 optimum of ‖y − Xb‖/√N + c‖b‖₂ is a ridge solution (XᵀX + μI)^{-1}Xᵀy, its μ the root of
@@ -187,7 +187,7 @@ def wdro_path(problem: Problem, theta: np.ndarray, deltas, p: int) -> list[np.nd
 
 
 def fit_wdro(problem: Problem, theta: np.ndarray, config) -> tuple[np.ndarray, float]:
-    """Fixed δ (config.delta) or the validation choice over the δ grid (spec §3.4)."""
+    """Fixed δ (config.delta) or the validation choice over the δ grid (the paper tunes on a validation set)."""
     p = norm_p(config.p, problem)
     if config.delta is not None:
         if config.delta < 0:

@@ -6,7 +6,7 @@ transport inside the span of the source vectors. Exact reformulations (Theorems 
   classification  min_{β,κ∈ℝ^M} (1/N)Σ log(1 + e^{−y_i xᵢᵀβ}) + δ‖β − Θκ‖_p
 β is shrunk towards the subspace span(Θ) with free weights κ, so any combination θ_S = Θw of the
 sources is learned from the target data. Solved through γ = β − Θκ with M unpenalised extra
-features Θᵀx (spec §3.3; methods/dro/_common.py); δ chosen on the validation sample.
+features Θᵀx (methods/dro/_common.py); δ chosen on the validation sample.
 
 Fidelity: reconstructed (secondary summary; checked against a direct convex solve of the
 Wasserstein dual in the tests). Deviations: δ grid logspace(−4, 1, 20) (UNVERIFIED), no
@@ -30,7 +30,7 @@ SMOKE = {"n_delta": 3}
 
 @dataclass(frozen=True)
 class Config:
-    delta_min: float = 1e-4       # smallest radius δ of the validation grid (UNVERIFIED; spec §3.4)
+    delta_min: float = 1e-4       # smallest radius δ of the validation grid (UNVERIFIED; docs/papers/kg-wdro.md)
     delta_max: float = 10.0       # largest radius δ of the grid
     n_delta: int = 20             # number of grid points (log-spaced)
     delta: float | None = None    # δ, a fixed radius (skips the validation search)

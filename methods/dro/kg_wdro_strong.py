@@ -4,12 +4,12 @@ Cost c = ‖x − u‖_q^r + ∞·|y − v| + ∞·|θᵀ(x − u)| (r = 2 regre
 adversary may not move the covariates along the knowledge direction θ. Exact reformulations:
   regression (Theorem 3.3)      min_{β,κ} ( sqrt(MSE_N(β)) + √δ‖β − θκ‖_p )²
   classification (Theorem 3.6)  min_{β,κ} (1/N)Σ log(1 + e^{−y_i xᵢᵀβ}) + δ‖β − θκ‖_p
-solved through γ = β − θκ (unpenalised extra feature θᵀx; spec §3.3), see methods/dro/_common.py.
+solved through γ = β − θκ (unpenalised extra feature θᵀx), see methods/dro/_common.py.
 δ is chosen on the validation sample (same size as the training sample) over a log grid; p is
 the design's (1 for the sparse designs, 2 for the ridge-type one) unless set.
 
 Fidelity: reconstructed — the theorems come from a detailed secondary summary of the paper and
-agree with the classical WDRO equivalences re-derived in the spec; tests check them against a
+agree with the classical WDRO equivalences re-derived in docs/papers/kg-wdro.md; tests check them against a
 direct convex solve of the Wasserstein dual. Deviations: δ grid logspace(−4, 1, 20) (the paper's
 grid is UNVERIFIED); no intercept (the designs have none); validation criterion = MSE or log-loss;
 logistic fits add a 1e-8 ridge on κ (finite κ under separation along θᵀx).
@@ -32,7 +32,7 @@ SMOKE = {"n_delta": 3}
 
 @dataclass(frozen=True)
 class Config:
-    delta_min: float = 1e-4       # smallest radius δ of the validation grid (UNVERIFIED; spec §3.4)
+    delta_min: float = 1e-4       # smallest radius δ of the validation grid (UNVERIFIED; docs/papers/kg-wdro.md)
     delta_max: float = 10.0       # largest radius δ of the grid
     n_delta: int = 20             # number of grid points (log-spaced)
     delta: float | None = None    # δ, a fixed radius (skips the validation search)

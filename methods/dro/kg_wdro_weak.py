@@ -6,9 +6,9 @@ cost only makes it expensive: c = ‖x − u‖₂² + w·(θᵀ(x − u))² + �
 λ → 0 recovers strong transfer (Ψ → projector onto θ⊥), λ → ∞ vanilla WDRO (Ψ → I).
 Solved exactly as a square-root ridge in v = Ψ^{1/2}β (methods/dro/_common.py); with M > 1
 sources Ψ = (I + ΘΘᵀ/λ)^{-1} (the same cost with ‖Θᵀ(x − u)‖₂²). (δ, λ) chosen jointly on the
-validation sample over logspace(−4, 1, 20) × logspace(−3, 3, 13) (spec §3.4).
+validation sample over logspace(−4, 1, 20) × logspace(−3, 3, 13) (grids ours, docs/papers/kg-wdro.md).
 
-Fidelity: reconstructed. The secondary summary writes the cost weight as λ; the spec re-derives
+Fidelity: reconstructed. The secondary summary writes the cost weight as λ; our report re-derives
 Ψ and finds λ = 1/w the consistent reading (checked here against a direct SDP solve of the
 Wasserstein dual). Grids UNVERIFIED; no intercept.
 """
@@ -30,7 +30,7 @@ SMOKE = {"n_delta": 3, "n_lam": 2}
 
 @dataclass(frozen=True)
 class Config:
-    delta_min: float = 1e-4       # smallest radius δ of the validation grid (UNVERIFIED; spec §3.4)
+    delta_min: float = 1e-4       # smallest radius δ of the validation grid (UNVERIFIED; docs/papers/kg-wdro.md)
     delta_max: float = 10.0       # largest radius δ
     n_delta: int = 20             # number of δ grid points (log-spaced)
     lam_min: float = 1e-3         # smallest λ (= 1/w, weight of the knowledge direction) of the grid

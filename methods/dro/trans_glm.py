@@ -2,13 +2,13 @@
 models", the oracle two-step algorithm of the R package glmtrans), the classification comparator
 of KG-WDRO (arXiv 2502.08146 §5, Simulation 1), logistic family.
 
-Definition implemented (spec §4):
+Definition implemented (Tian & Feng 2023):
   (1) transferring  ŵ = argmin_w (1/(n_0 + n_S))Σ_{target ∪ sources} log(1 + e^{−y xᵀw}) + λ_w‖w‖₁;
   (2) debiasing     δ̂ = argmin_δ (1/n_0)Σ_target log(1 + e^{−y xᵀ(ŵ + δ)}) + λ_δ‖δ‖₁;  β̂ = ŵ + δ̂.
 Step 1 with scikit-learn liblinear (C = 1/((n_0 + n_S)λ_w)), step 2 with cvxpy/Clarabel
 (offset xᵀŵ, methods/dro/_common.cvx_path); both λ's chosen by validation log-loss.
 
-Fidelity: reconstructed from the spec's description of glmtrans (the R code was not run).
+Fidelity: reconstructed from our reading of glmtrans (the R code was not run).
 Deviations: glmtrans picks λ by 10-fold cv.glmnet; here a validation sample the size of the
 training sample (the family's tuning protocol, and 5–10× cheaper); the source-detection step is
 not used (oracle: all sources informative); no intercept.

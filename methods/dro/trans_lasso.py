@@ -2,14 +2,14 @@
 regression: prediction, estimation and minimax optimality", Algorithm 1, oracle version), the
 multi-source comparator of KG-WDRO (arXiv 2502.08146 §5, Simulation 3).
 
-Definition implemented (the two-step oracle estimator of Li, Cai & Li, as in spec §4):
+Definition implemented (the two-step oracle estimator of Li, Cai & Li 2022):
   (1) ŵ = argmin_w (1/(2(n_0 + n_S)))‖y_pool − X_pool w‖² + λ_w‖w‖₁  on target ∪ all sources
       ("oracle": every given source is known to be informative);
   (2) δ̂ = argmin_δ (1/(2n_0))‖y_0 − X_0ŵ − X_0δ‖² + λ_δ‖δ‖₁;   β̂ = ŵ + δ̂.
 λ_w by 5-fold cross-validation on the pooled sample (scikit-learn LassoCV, 20 levels); λ_δ on the
 path α_max·logspace(0, −3, 20) by validation MSE of ŵ + δ̂ (the family's tuning protocol).
 
-Fidelity: reconstructed from the spec's description of Li, Cai & Li's algorithm (their R code was
+Fidelity: reconstructed from Li, Cai & Li's published algorithm (their R code was
 not consulted). Deviations: CV folds/grid; λ_δ by a validation sample instead of CV; no intercept;
 the Q-aggregation step of the non-oracle Trans-Lasso is not needed (oracle).
 """

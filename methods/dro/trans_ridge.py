@@ -2,7 +2,7 @@
 ridge-type simulation (arXiv 2502.08146 §5, Simulation 2).
 
 Definition implemented: the ridge analogue of the Li, Cai & Li (2022) two-step estimator, the
-reading spec §4 finds most likely (the secondary summary attributes Trans-Ridge to "Li et al."):
+reading docs/papers/kg-wdro.md finds most likely (the secondary summary attributes Trans-Ridge to "Li et al."):
   (1) ŵ = argmin_w ‖y_pool − X_pool w‖² + α_w‖w‖²  on target ∪ all sources;
   (2) δ̂ = argmin_δ ‖y_0 − X_0ŵ − X_0δ‖² + α_δ‖δ‖²;   β̂ = ŵ + δ̂.
 α_w by efficient leave-one-out CV on the pooled sample (scikit-learn RidgeCV) over

@@ -1,4 +1,4 @@
-"""Vanilla Wasserstein DRO, the baseline KG-WDRO modifies (spec shared/papers/kg-wdro.md §2).
+"""Vanilla Wasserstein DRO, the baseline KG-WDRO modifies (§2 of the paper; Blanchet, Kang & Murthy).
 
 Cost ‖x − u‖_q^r + ∞·|y − v| on the target sample alone; classical equivalences:
   regression (Blanchet, Kang & Murthy 2019)        min_β ( sqrt(MSE_N(β)) + √δ‖β‖_p )²
@@ -28,7 +28,7 @@ SMOKE = {"n_delta": 3}
 
 @dataclass(frozen=True)
 class Config:
-    delta_min: float = 1e-4       # smallest radius δ of the validation grid (UNVERIFIED; spec §3.4)
+    delta_min: float = 1e-4       # smallest radius δ of the validation grid (UNVERIFIED; docs/papers/kg-wdro.md)
     delta_max: float = 10.0       # largest radius δ of the grid
     n_delta: int = 20             # number of grid points (log-spaced)
     delta: float | None = None    # δ, a fixed radius (skips the validation search)

@@ -1,7 +1,7 @@
 """EraseAnything: bi-level LoRA erasure with an attention regulariser and a reverse self-contrastive loss.
 
 Gao et al., "EraseAnything: Enabling Concept Erasure in Rectified Flow Transformers", ICML 2025,
-arXiv 2412.20413 (spec shared/papers/eraseanything.md; code tomguluson92/EraseAnything). LoRA
+arXiv 2412.20413 (code tomguluson92/EraseAnything). LoRA
 (peft, rank 8, α 8, gaussian init) on `attn.add_q_proj` and `attn.add_k_proj` of every dual-stream
 block; Algorithm 1 alternates the two levels step by step (all steps erase when λ3 + λ4 = 0):
 

@@ -1,7 +1,7 @@
 """Causal-LM helpers of the length_generalization family: build or load the model, train it with or
 without the misalignment regulariser (paper §4–5), and wrap it as the family's `Predictor`.
 
-The regulariser's two-forward form (spec §5): a batch x of length l_train + l_extra, l_extra ~ U{1..⌊f·l_train⌋}
+The regulariser's two-forward form (paper §5): a batch x of length l_train + l_extra, l_extra ~ U{1..⌊f·l_train⌋}
 (f = ½ in the paper), gives A = x[0 : l_train] and B = x[l_extra : l_extra + l_train], each fed from position
 id 0. Position t of A and position t − l_extra of B end at the same absolute token x[t] (t = l_extra..l_train−1),
 so both predict x[t+1], A from the longer left context. L_misalign is the SCE of those two distributions,

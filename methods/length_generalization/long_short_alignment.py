@@ -1,7 +1,7 @@
 """Long-Short Alignment: next-token training plus α × the Long-Short Misalignment regulariser.
 
 Du, Huang, Wang & Wang, "Long-Short Alignment for Effective Long-Context Modeling in LLMs", ICML 2025,
-arXiv 2506.11769 (spec shared/papers/long-short-alignment.md §4–5):
+arXiv 2506.11769, §4–5:
 
     L* = L_train + α · L_misalign,   L_misalign = mean over overlap positions of SCE(g_A, g_B),
     SCE(P, Q) = −Σ P log Q − Σ Q log P,

@@ -1,6 +1,6 @@
 """Output reparameterisation (OutRep, §3): train on f(n) = 1/√n, decode with f^{-1}(y) = 1/y².
 
-Du, Huang, Wang & Wang, ICML 2025, arXiv 2506.11769, §3 (spec §3): the length-prediction target's
+Du, Huang, Wang & Wang, ICML 2025, arXiv 2506.11769, §3: the length-prediction target's
 support grows with n, so a model trained at n ≤ 10 cannot reach longer lengths; 1/√n maps every length
 into (0, 1], where the training range [1/√10, 1] and the test range [1/√50, 1] nearly coincide, and the
 paper reports a marked improvement in extrapolation. Same NoPE regressor, data and optimiser as `plain`.

@@ -33,7 +33,7 @@ class Config:
     model: str = "tiny-llama-lm"    # LM: a tiny RoPE shape, a local directory or a hub id (paper: Llama-2-7B)
     rope_theta: float = 10000.0     # RoPE base of the tiny shapes (Llama-2: 10^4)
     checkpoints: int = 6            # LM: model copies along training returned for the correlations (0: none)
-    width: int = 64                 # regression: d of the NoPE transformer (spec §7.1: d = 64, 4 heads, 2 layers)
+    width: int = 64                 # regression: d of the NoPE transformer (CPU plan: d = 64, 4 heads, 2 layers)
 
     def __post_init__(self) -> None:
         if self.steps < 1 or self.batch_size < 1 or not self.lr > 0 or self.checkpoints < 0:

@@ -1,6 +1,6 @@
 """Helpers shared by the multimodal methods: tensors from the problem, pooling, InfoNCE, schedules.
 
-The schedule is M3-JEPA's (spec "AGD / task scheduling", an I-JEPA-style `init_opt`): linear warmup
+The schedule is M3-JEPA's (its AGD task scheduling, an I-JEPA-style `init_opt`): linear warmup
 of the learning rate from `lr_start` to `lr_peak` over the first `warmup` fraction of the steps, then
 cosine decay to `lr_final`; weight decay follows a cosine from `wd_start` to `wd_final` over all steps.
 """

@@ -1,6 +1,6 @@
 """M3-JEPA's multi-gate mixture-of-experts predictor (`MoE_predictor` of the released src/models/MMoE.py).
 
-Spec shared/papers/m3-jepa.md, "Predictor". For a direction d (i2t: image → text, t2i: text → image):
+The released predictor. For a direction d (i2t: image → text, t2i: text → image):
 
     x ← x + e_d                              direction embedding, e_d ∈ R^{D_src}               (1)
     h = GELU(W_in,d x)                       per-direction input projection to H               (2)

@@ -1,8 +1,8 @@
 """CLIP-style contrastive alignment on the same frozen encoders (the baseline of M3-JEPA's comparisons).
 
 Radford et al., "Learning Transferable Visual Models From Natural Language Supervision" (CLIP, ICML
-2021, arXiv 2103.00020), as the spec's fair small-scale baseline for M3-JEPA (Lei et al., ICML 2025,
-arXiv 2409.05929; spec shared/papers/m3-jepa.md "Baselines": "a CLIP/InfoNCE head on the same frozen
+2021, arXiv 2103.00020), as our fair small-scale baseline for M3-JEPA (Lei et al., ICML 2025,
+arXiv 2409.05929; docs/papers/m3-jepa.md: "a CLIP/InfoNCE head on the same frozen
 encoders"). Each modality m gets a trainable tower over its frozen tokens, pooled as M3-JEPA pools:
 
     z_m = mean_t MLP_m(x_t),  MLP_m = Linear(D_m, H_c) → GELU → Linear(H_c, d)

@@ -1,7 +1,7 @@
 """Linear JEPA predictor: a closed-form ridge regression from one modality's embedding to the other's.
 
-The simplest predictor in M3-JEPA's framework (Lei et al., ICML 2025, arXiv 2409.05929; spec
-shared/papers/m3-jepa.md): no experts, no gate, no contrastive loss. Per direction d = (src → tgt),
+The simplest predictor in M3-JEPA's framework (Lei et al., ICML 2025, arXiv 2409.05929;
+docs/papers/m3-jepa.md): no experts, no gate, no contrastive loss. Per direction d = (src → tgt),
 on the mean-pooled frozen features x (source) and y (target) of the n training pairs,
 
     (W_d, b_d) = argmin_{W, b} (1/n) Σ_i ‖x_i W + b − y_i‖² + λ ‖W‖²_F

@@ -1,7 +1,7 @@
 """M3-JEPA: a multi-gate MoE predictor between frozen encoders, trained with alternating gradient descent.
 
 Lei et al., "M3-JEPA: Multimodal Alignment via Multi-gate MoE based on the Joint-Embedding Predictive
-Architecture", ICML 2025, arXiv 2409.05929 (spec shared/papers/m3-jepa.md; released code
+Architecture", ICML 2025, arXiv 2409.05929 (released code
 HongyangLL/M3-JEPA: src/models/MMoE.py, src/loss_function.py, src/train.py, configs/mlp_moe_k4.yaml).
 
 The predictor (methods/multimodal/_moe.py, Eqs. 1–8 there) maps one modality's frozen token features
@@ -24,7 +24,7 @@ Fidelity: approximate. The mechanism (predictor, losses, AGD, schedules, initial
 released code; scaled down to H = 64, E = 4, k = 2 (paper 2048 / 12 / 4) and 60 epochs without
 early stopping (paper: up to 500, patience 10 on validation recall). No LoRA: the frozen stand-in
 encoders (a random patch network and a bag-of-words encoder, or MiniLM) have nothing to adapt, as in
-the spec's "pre-extracted features" variant. No bf16 autocast; the probability-adjusted task
+our "pre-extracted features" variant. No bf16 autocast; the probability-adjusted task
 sampler (`prob_samp`, its adjuster unreleased) is replaced by round-robin. The optimiser is assumed
 to be AdamW (the released `init_opt` is missing).
 """

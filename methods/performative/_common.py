@@ -3,7 +3,7 @@
 Not a registered method (leading underscore). Holds what the four projected-SGD variants and
 DiceSGD would otherwise each copy: the clipping operator clip_c, the projection onto X, the
 step-size rules, the DP noise calibration, the pre-drawn randomness and the log-spaced recording
-of iterates, plus the projected (clipped) SGD loop itself (spec §3.1), which SGD, PCSGD and the
+of iterates, plus the projected (clipped) SGD loop itself (the paper's PCSGD box), which SGD, PCSGD and the
 two constant-step variants share.
 
 Speed: every loop here is written once against "vectors" that are Python floats when the problem
@@ -32,7 +32,7 @@ def vector_norm(v: np.ndarray) -> float:
 
 
 def clip(g: Vector, c: float, norm: Callable[[Vector], float]) -> Vector:
-    """clip_c(g) = min{1, c/‖g‖₂}·g (spec §2). c = math.inf leaves g unchanged."""
+    """clip_c(g) = min{1, c/‖g‖₂}·g (the paper's clipping operator). c = math.inf leaves g unchanged."""
     n = norm(g)
     return g if n <= c else g * (c / n)
 
@@ -47,13 +47,13 @@ def project(theta: Vector, radius: float, norm: Callable[[Vector], float]) -> Ve
 
 def decreasing_steps(T: int, scale: float, offset: float, modulus: float) -> list[float]:
     """γ_{t+1} = scale / (modulus·(t + offset)) for t = 0..T−1, i.e. a0/(a1 + t) with
-    a0 = scale/modulus, a1 = offset (spec §3.3, §9: scale 2, offset 50, modulus μ̃)."""
+    a0 = scale/modulus, a1 = offset (remedy 1; our defaults: scale 2, offset 50, modulus μ̃)."""
     t = np.arange(T, dtype=float)
     return (scale / (modulus * (t + offset))).tolist()
 
 
 def optimal_constant_step(modulus: float, T: int, diameter: float, second_moment: float) -> float:
-    """Constant step minimising the Theorem-1 bound over a horizon T (spec §3.3; Δ UNVERIFIED).
+    """Constant step minimising the Theorem-1 bound over a horizon T (remedy 1; Δ UNVERIFIED).
 
     With a constant γ the bound reads B(γ) = e^{−μ̃γT}·D² + (c1/μ̃)·γ (transient + variance);
     B'(γ) = 0 gives γ* = log(μ̃²·T·D²/c1) / (μ̃T), i.e. the poster's log(1/Δ(μ̃))/(μ̃T) with
@@ -72,7 +72,7 @@ def optimal_constant_step(modulus: float, T: int, diameter: float, second_moment
 # ---- differential privacy ----------------------------------------------------------------------
 
 def dp_sigma(sensitivity: float, T: int, m: int, epsilon: float, delta: float) -> float:
-    """σ_DP = sensitivity·sqrt(T·log(1/δ)) / (m·ε) (spec §3.4, the poster's Corollary).
+    """σ_DP = sensitivity·sqrt(T·log(1/δ)) / (m·ε) (the poster's DP Corollary).
 
     The corollary states it for ε ≤ T/m² with sensitivity c (one clipped gradient); it is used
     here for any ε (the paper's ε sweep goes beyond T/m²) and other sensitivities (G for
@@ -174,12 +174,12 @@ class Recorder:
 
 def projected_sgd(problem: Problem, steps: Sequence[float], c: float, sigma: float,
                   ctx: RunContext) -> Result:
-    """PCSGD with greedy deployment (spec §3.1), T = len(steps):
+    """PCSGD with greedy deployment (the paper's PCSGD box), T = len(steps):
 
         Z_{t+1} ~ D(θ_t),  ζ_{t+1} ~ N(0, σ²I)
         θ_{t+1} = Proj_X(θ_t − γ_{t+1}·(clip_c(∇ℓ(θ_t; Z_{t+1})) + ζ_{t+1}))
 
-    c = math.inf is plain projected SGD (spec §5); its Result is unbiased (clip_threshold None).
+    c = math.inf is plain projected SGD (the paper's SGD baseline); its Result is unbiased (clip_threshold None).
     """
     T = len(steps)
     s = draw(problem, T, sigma, ctx.rng)
@@ -195,7 +195,7 @@ def projected_sgd(problem: Problem, steps: Sequence[float], c: float, sigma: flo
 
 
 def constant_step_pcsgd(problem: Problem, config: Any, modulus: float, ctx: RunContext) -> Result:
-    """PCSGD with the constant step built on `modulus` (μ̃ for "Opt", μ for "Non-Opt", spec §3.3)."""
+    """PCSGD with the constant step built on `modulus` (μ̃ for "Opt", μ for "Non-Opt", remedy 1)."""
     sigma = noise_std(config, config.c, problem)  # sensitivity of a clipped gradient: c
     second_moment = config.c**2 + problem.dim * sigma**2  # c1 = c² + dσ²
     gamma = optimal_constant_step(modulus, config.T, 2 * problem.radius, second_moment)

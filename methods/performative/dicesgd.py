@@ -1,7 +1,7 @@
 """DiceSGD for performative prediction: clipping with error feedback (Li, Yemini & Wai, ICML 2025).
 
 Paper: "Clipped SGD Algorithms for Performative Prediction: Tight Bounds for Stochastic Bias and
-Remedies", arXiv 2404.10995, remedy 2 (spec §3.2); DiceSGD itself is Zhang, Bu, Wu & Hong
+Remedies", arXiv 2404.10995, remedy 2 (the authors' DiceSGD box); DiceSGD itself is Zhang, Bu, Wu & Hong
 (ICLR 2024). Per step, with greedy deployment:
 
     Z_{t+1} ~ D(θ_t),  ζ_{t+1} ~ N(0, σ²I),  g = ∇ℓ(θ_t; Z_{t+1})
@@ -14,13 +14,14 @@ the limit is θ_PS itself, reached at O(1/t) (strongly convex case); Result.clip
 The last iterate is returned.
 
 Fidelity: reconstructed. UNVERIFIED: C1 = 1 (= the PCSGD threshold c) and C2 = 2 = 2c. Zhang et
-al. clip the error state with a larger threshold, C2 ≥ C1; the spec allows C2 = c or 2c. C2 = c
+al. clip the error state with a larger threshold, C2 ≥ C1; C2 = c and 2c both fit that. C2 = c
 also removes the bias here, but the error buffer built up during the start-up (θ_0 far from
 θ_PS) drains at most C2 per step and then steepens the measured rate to about t^-1.25 at
-β = 0.01; with C2 = 2c the seed-averaged slope over t ∈ [1e3, 1e5] is −1.0 at β = 0.01 and 0.05. Step schedule γ_{t+1} = step_scale/(μ̃(t + step_offset)) and σ = 0.1 are the spec-§9
-hypotheses. Deviation: with `epsilon` set, σ = (C1 + C2)·sqrt(T log(1/δ))/(mε), i.e. the PCSGD
-corollary with sensitivity C1 + C2 (the bound on ‖v‖); the paper's DiceSGD calibration is not
-in the accessible material.
+β = 0.01; with C2 = 2c the seed-averaged slope over t ∈ [1e3, 1e5] is −1.0 at β = 0.01 and 0.05.
+Step schedule γ_{t+1} = step_scale/(μ̃(t + step_offset)) and σ = 0.1 are our hypotheses
+(docs/papers/clipped-sgd-performative.md). Deviation: with `epsilon` set,
+σ = (C1 + C2)·sqrt(T log(1/δ))/(mε), i.e. the PCSGD corollary with sensitivity C1 + C2 (the bound
+on ‖v‖); the paper's DiceSGD calibration is not in the accessible material.
 """
 
 from __future__ import annotations

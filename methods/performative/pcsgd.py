@@ -1,7 +1,7 @@
 """PCSGD: projected clipped SGD with greedy deployment (Li, Yemini & Wai, ICML 2025).
 
 Paper: "Clipped SGD Algorithms for Performative Prediction: Tight Bounds for Stochastic Bias and
-Remedies", arXiv 2404.10995, Algorithm PCSGD (spec §3.1):
+Remedies", arXiv 2404.10995, Algorithm PCSGD (poster and project page):
 
     Z_{t+1} ~ D(θ_t),  ζ_{t+1} ~ N(0, σ²I)
     θ_{t+1} = Proj_X(θ_t − γ_{t+1}·(clip_c(∇ℓ(θ_t; Z_{t+1})) + ζ_{t+1})),  clip_c(g) = min{1, c/‖g‖}·g
@@ -11,9 +11,9 @@ mean field E_{Z∼D(θ)} clip_c(∇ℓ(θ; Z)) = 0 (Theorems 1–2); Result.clip
 scorer which limit to expect.
 
 Fidelity: the update is the paper's (poster: with ζ; the project-page box omits it, i.e. σ = 0).
-UNVERIFIED (spec §9 hypotheses): the schedule γ_{t+1} = step_scale/(μ̃(t + step_offset)) with
-2 and 50, c = 1, σ = 0.1. With `epsilon` set, σ = c·sqrt(T log(1/δ))/(mε) (the poster's DP
-corollary, stated for ε ≤ T/m²; applied here for any ε).
+UNVERIFIED (our hypotheses, docs/papers/clipped-sgd-performative.md): the schedule
+γ_{t+1} = step_scale/(μ̃(t + step_offset)) with 2 and 50, c = 1, σ = 0.1. With `epsilon` set,
+σ = c·sqrt(T log(1/δ))/(mε) (the poster's DP corollary, stated for ε ≤ T/m²; applied here for any ε).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """PCSGD with the shift-unaware constant step ("Non-Opt") of Li, Yemini & Wai (ICML 2025).
 
 Paper: "Clipped SGD Algorithms for Performative Prediction: Tight Bounds for Stochastic Bias and
-Remedies", arXiv 2404.10995, spec §3.3: the "Non-Opt" curves of the paper's ε and β sweeps use
+Remedies", arXiv 2404.10995, remedy 1: the "Non-Opt" curves of the paper's ε and β sweeps use
 the same constant-step rule as `pcsgd_optimal_step` with the strong-convexity modulus μ in place
 of μ̃ = μ − Lβ, i.e. γ = log(μ²TD²/c1)/(μT), clamped to (0, 1/μ]. When β > 0 this step is too
 small for the true contraction rate μ̃ and the transient from θ_0 is not forgotten by T.

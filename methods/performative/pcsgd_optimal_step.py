@@ -1,7 +1,7 @@
 """PCSGD with the bias-aware optimal constant step ("Opt") of Li, Yemini & Wai (ICML 2025).
 
 Paper: "Clipped SGD Algorithms for Performative Prediction: Tight Bounds for Stochastic Bias and
-Remedies", arXiv 2404.10995, remedy 1 (spec §3.3): PCSGD (§3.1) run over a known horizon T with
+Remedies", arXiv 2404.10995, remedy 1 (step-size design): PCSGD run over a known horizon T with
 the constant step γ* = log(1/Δ(μ̃))/(μ̃T) built on the shift-aware modulus μ̃ = μ − Lβ.
 
 Fidelity: reconstructed. Δ(·) is UNVERIFIED (the poster gives only the shape of γ*). It is

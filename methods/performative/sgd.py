@@ -1,14 +1,15 @@
 """Projected SGD without clipping: the "SGD" baseline of Li, Yemini & Wai (ICML 2025).
 
 Paper: "Clipped SGD Algorithms for Performative Prediction: Tight Bounds for Stochastic Bias and
-Remedies", arXiv 2404.10995, spec §5: θ_{t+1} = Proj_X(θ_t − γ_{t+1}(∇ℓ(θ_t; Z_{t+1}) + ζ_{t+1})),
+Remedies", arXiv 2404.10995, the SGD baseline: θ_{t+1} = Proj_X(θ_t − γ_{t+1}(∇ℓ(θ_t; Z_{t+1}) + ζ_{t+1})),
 Z_{t+1} ~ D(θ_t) (greedy deployment), ζ ~ N(0, σ²I). Without clipping its fixed point is θ_PS
 (unbiased), but a DP guarantee needs noise calibrated to the unclipped sensitivity G.
 
 Fidelity: reconstructed. Deviations / UNVERIFIED: how the paper set SGD's noise is not in the
-accessible material; with `epsilon` set, σ = G·sqrt(T log(1/δ))/(mε) (the §3.4 formula with
+accessible material; with `epsilon` set, σ = G·sqrt(T log(1/δ))/(mε) (the poster's DP corollary with
 sensitivity G = problem.gradient_bound), which reproduces the paper's non-converging SGD curve.
-The step schedule γ_{t+1} = step_scale/(μ̃(t + step_offset)) is the spec-§9 hypothesis.
+The step schedule γ_{t+1} = step_scale/(μ̃(t + step_offset)) is our hypothesis
+(docs/papers/clipped-sgd-performative.md).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The policy is `config.model` when given (a hub id or a local directory: the paper-scale path, run unchanged
 on `ctx.device`), else the task's π_SFT; the reference π_ref is a frozen copy of the same model.
 Learning rate: `config.lr`, or when it is 0 the paper's 5e-7 for a given model and the CPU-scale value
-TINY_LR for the task's tiny model (spec simplemix.md §7.1 uses 1e-4 for a 2-layer GPT-2; this world's
+TINY_LR for the task's tiny model (docs/papers/simplemix.md uses 1e-4 for a 2-layer GPT-2; this world's
 runs of a few dozen steps need a larger step to move the tiny model).
 `evaluate` also runs the problem's optional `external_eval(model, tokenizer, device)` hook on the trained
 policy (lm-evaluation-harness suites, tasks/preference/_harness.py) and keeps its scores in

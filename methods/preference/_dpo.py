@@ -1,7 +1,7 @@
 """DPO on a mixture of on-policy and off-policy pairs: the shared body of `dpo`, `simplemix` (and the α endpoints).
 
 Exactly round(α·n) of the n training prompts (drawn at random among those without an on-policy tie) take
-their pair from D_on, the others from D_off (SimpleMix spec §3.1: equal totals, concatenated and shuffled). D_off: the best
+their pair from D_on, the others from D_off (SimpleMix: equal totals, concatenated and shuffled). D_off: the best
 vs the worst of the prompt's K off-policy responses; D_on: n samples from π_SFT (T = 0.7, top-p 0.9),
 ranked by the annotator, best vs worst, dropped when best and worst are the same text (a tie).
 """

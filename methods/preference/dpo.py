@@ -4,19 +4,19 @@ Rafailov et al., "Direct Preference Optimization", NeurIPS 2023, arXiv 2305.1829
 
     L_DPO(θ) = −E log σ(β[log πθ(y_w|x)/π_ref(y_w|x) − log πθ(y_l|x)/π_ref(y_l|x)]),  π_ref = π_SFT,
 
-the two baselines of SimpleMix (spec shared/papers/simplemix.md §4: off-policy DPO on D_off, on-policy
+the two baselines of SimpleMix (off-policy DPO on D_off, on-policy
 DPO on pairs sampled from π_SFT before training). Same code path as `simplemix` with α = 0 or 1.
 
-On the tabular bandit world (preference_bandit, EPA spec §7.1) the same loss trains a free logit table (or
+On the tabular bandit world (preference_bandit, docs/papers/epa.md) the same loss trains a free logit table (or
 a prompt-embedding MLP) from π_ref with Adam, on the pairs of `pairs`: each list's UF-binarized pair (best vs
 a random other member), best vs each other member of the UF-all list (K − 1 pairs), or best vs worst.
-The spec's §7.1 runs use β = 0.1 (the claims set it); the Config's 0.5 is the sequence worlds' default.
+The bandit world's runs use β = 0.1 (the claims set it); the Config's 0.5 is the sequence worlds' default.
 
 Fidelity: faithful to the objective (checked against a hand-computed loss and gradient). Deviations:
 the data source is a config field (`source`), one pair per prompt, CPU-scale learning rate for the tiny model.
-Bandit world: 8000 full-batch Adam steps at lr 0.1 on the logits, decayed linearly to 0: the spec's "to
-convergence" in the sense of its §7.1 check (two inits of the free table end within 1e-5 of the same DPO loss,
-spec: ± 1e-4; with 2000 steps they do not). The world's data are nearly separable, so the loss has no finite
+Bandit world: 8000 full-batch Adam steps at lr 0.1 on the logits, decayed linearly to 0: "to
+convergence" in the sense of our report's check (two inits of the free table end within 1e-5 of the same DPO loss,
+plan: ± 1e-4; with 2000 steps they do not). The world's data are nearly separable, so the loss has no finite
 minimiser in some directions and would keep falling slowly with more steps.
 """
 
@@ -59,7 +59,7 @@ class Config:
     bandit_policy: str = "table"  # free logit table (P × V) or prompt embedding → MLP → logits
     bandit_steps: int = 8000    # Adam steps (full batch: 8000 epochs)
     bandit_lr: float = 0.1      # Adam learning rate on the parameters (linear decay to 0)
-    bandit_batch: int = 0       # lists per step (0: full batch; the spec allows full batch or 8)
+    bandit_batch: int = 0       # lists per step (0: full batch; the plan allows full batch or 8)
     bandit_init_noise: float = 0.0  # std of N(0, s²) added to the table's initial logits (0: start at π_ref)
 
     def __post_init__(self) -> None:

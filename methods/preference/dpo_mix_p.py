@@ -1,13 +1,13 @@
 """DPO-Mix-P: online DPO whose pairs come from a mixture of a plain sampler and policy-difference samplers.
 
 Shi, Zhou & Du, "The Crucial Role of Samplers in Online Direct Preference Optimization", ICLR 2025,
-arXiv 2409.19605 (a SimpleMix baseline, spec shared/papers/simplemix.md §4, §7.1). Each step, for the
+arXiv 2409.19605 (a SimpleMix baseline; docs/papers/simplemix.md). Each step, for the
 prompts of the batch: with probability ½ both answers are sampled from πθ; otherwise one from the tilted
 sampler π^{s1} ∝ (πθ/π_ref)^γ·πθ and one from π^{s2} ∝ (π_ref/πθ)^γ·πθ, realised by logit mixing,
 logits (1+γ)ℓθ − γℓ_ref and (1−γ)ℓθ + γℓ_ref (γ = 1: the second is π_ref). The annotator labels the pair,
 and the step minimises the DPO loss −log σ(β[Δ_w − Δ_l]) on it (pairs of identical answers are dropped).
 
-Fidelity: reconstructed (the LLM instantiation SimpleMix used is not known; this is the spec's §7.1
+Fidelity: reconstructed (the LLM instantiation SimpleMix used is not known; this is our CPU-world
 recipe). CPU-scale lr for the tiny model; one pair per prompt per step, T = 1.
 """
 
@@ -30,7 +30,7 @@ SMOKE = {"batch_size": 8}
 
 @dataclass(frozen=True)
 class Config:
-    gamma: float = 1.0          # γ of the logit-mixing samplers (spec §7.1: 1)
+    gamma: float = 1.0          # γ of the logit-mixing samplers (CPU world: 1)
     mix_prob: float = 0.5       # probability of the policy-difference samplers in a step (the "Mix"), ½
     beta: float = 0.5           # β of DPO (the fork uses 0.1, 0.5, 0.001; the paper's value is unknown)
     model: str = ""             # policy and reference: "" = the task's π_SFT, else a hub id / local directory

@@ -1,21 +1,21 @@
 """EPA: Energy Preference Alignment, a softmax over the preferred answer, strong and weak negatives.
 
 Hong, Zhang, Bao, Jiang & Song, "Energy-Based Preference Model Offers Better Offline Alignment than the
-Bradley-Terry Preference Model", ICML 2025, arXiv 2412.13862 (spec shared/papers/epa.md §3.2). With the
+Bradley-Terry Preference Model", ICML 2025, arXiv 2412.13862 (our reconstruction, docs/papers/epa.md). With the
 implicit reward r_θ(x, y) = β[log πθ(y|x) − log π_ref(y|x)] (energy −r_θ):
 
     L_EPA(θ) = E_x log( w + Σ_{y ∈ N_s(x) ∪ N_w(x)} α_y exp(r_θ(x, y) − r_θ(x, y_w)) )
 
-(the Energy Discrepancy loss ℓ = log(w + Σ_j exp(E(u) − E(u'_j))) of the reference code, spec §3.1).
+(the Energy Discrepancy loss ℓ = log(w + Σ_j exp(E(u) − E(u'_j))) of the reference code).
 Strong negatives N_s(x): the k_s lower-ranked answers to the same prompt (UF-all: up to 3); weak negatives
 N_w(x): k_w answers written for the other prompts of the mini-batch (their chosen and rejected), scored
 under x ("free": no annotation). With w = 1, one strong and no weak negative the loss is DPO's.
 
-Fidelity: reconstructed (no text or code of the paper was available; the loss is the spec's reconstruction
+Fidelity: reconstructed (no text or code of the paper was available; the loss is our reconstruction
 from the abstract, the TL;DR naming Energy Discrepancy and that code). Unverified defaults: k_s = 3,
 k_w = 8, w = 1, α = 1, β = 0.1; trained on the world's off-policy K = 4 lists (UF-all-like).
 
-On the tabular bandit world (preference_bandit, spec §7.1) the same loss trains a free logit table (or a
+On the tabular bandit world (preference_bandit) the same loss trains a free logit table (or a
 prompt-embedding MLP) from π_ref with Adam: strong negatives are the k_s lowest-ranked members of the list,
 weak negatives k_w responses drawn uniformly (with replacement) from the lists of the batch's other prompts,
 scored under the list's prompt (a weak negative may coincide with one of the prompt's own responses: "free",
@@ -43,7 +43,7 @@ SMOKE = {"batch_size": 4, "weak_negatives": 2, "bandit_steps": 200}
 @dataclass(frozen=True)
 class Config:
     strong_negatives: int = 3   # k_s, dispreferred answers to the same prompt (UF-all: 3)
-    weak_negatives: int = 8     # k_w, answers of other prompts in the batch (spec §7.1: 0, 2, 4, 8)
+    weak_negatives: int = 8     # k_w, answers of other prompts in the batch (CPU world: 0, 2, 4, 8)
     w: float = 1.0              # w ("w_stable" of Energy Discrepancy)
     weak_weight: float = 1.0    # α on the weak-negative terms inside the log-sum-exp
     beta: float = 0.1           # β of the implicit reward
@@ -57,7 +57,7 @@ class Config:
     bandit_policy: str = "table"  # free logit table (P × V) or prompt embedding → MLP → logits
     bandit_steps: int = 8000    # Adam steps (full batch: 8000 epochs)
     bandit_lr: float = 0.1      # Adam learning rate on the parameters (linear decay to 0)
-    bandit_batch: int = 0       # lists per step (0: full batch; the spec allows full batch or 8)
+    bandit_batch: int = 0       # lists per step (0: full batch; the plan allows full batch or 8)
     bandit_init_noise: float = 0.0  # std of N(0, s²) added to the table's initial logits (0: start at π_ref)
 
     def __post_init__(self) -> None:

@@ -1,7 +1,7 @@
 """HyPO: off-policy DPO plus a reverse-KL penalty estimated on online samples of the policy.
 
 Song, Swamy, Sun, Sun, Ho & Yang (?), "The Importance of Online Data: Understanding Preference Fine-tuning
-via Coverage", NeurIPS 2024, arXiv 2406.01462 (a SimpleMix baseline, spec shared/papers/simplemix.md §4):
+via Coverage", NeurIPS 2024, arXiv 2406.01462 (a SimpleMix baseline):
 
     L(θ) = L_DPO(θ; D_off) + λ·E_{x, y ~ πθ(·|x)}[log πθ(y|x) − log π_ref(y|x)].
 
@@ -9,7 +9,7 @@ The KL gradient is the score-function estimate ∇KL = E_{y~πθ}[(log πθ(y|x)
 (the ∇ of the inner log πθ has zero mean), with b the batch mean as baseline; one online sample per prompt
 of each batch, drawn at temperature 1 from the current policy.
 
-Fidelity: reconstructed from the spec's sketch (λ was not retrieved: 0.1 from the spec's {0.01, 0.1}; how the
+Fidelity: reconstructed from our sketch, docs/papers/simplemix.md (λ was not retrieved: 0.1 of {0.01, 0.1}; how the
 SimpleMix paper ran HyPO is unknown). CPU-scale lr for the tiny model.
 """
 
@@ -32,7 +32,7 @@ SMOKE = {"batch_size": 8}
 
 @dataclass(frozen=True)
 class Config:
-    kl_weight: float = 0.1      # λ, weight of the online reverse-KL term (not retrieved; spec: 0.01 or 0.1)
+    kl_weight: float = 0.1      # λ, weight of the online reverse-KL term (not retrieved; ours: 0.01 or 0.1)
     beta: float = 0.5           # β of DPO (the fork uses 0.1, 0.5, 0.001; the paper's value is unknown)
     model: str = ""             # policy and reference: "" = the task's π_SFT, else a hub id / local directory
     lr: float = 0.0             # 0 = 5e-7 (paper scale) for a given model, 1e-3 for the tiny one

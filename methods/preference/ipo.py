@@ -1,4 +1,4 @@
-"""IPO: identity preference optimisation, a squared loss on the log-ratio margin (a baseline of EPA's spec §4).
+"""IPO: identity preference optimisation, a squared loss on the log-ratio margin (a baseline for EPA).
 
 Azar, Rowland, Piot, Guo, Calandriello, Valko & Munos, "A General Theoretical Paradigm to Understand Learning
 from Human Preferences", AISTATS 2024, arXiv 2310.12036 (the sampled IPO loss of its Algorithm 1):
@@ -32,7 +32,7 @@ SMOKE = {"batch_size": 8, "bandit_steps": 200}
 
 @dataclass(frozen=True)
 class Config:
-    beta: float = 0.1           # τ of IPO (TRL's beta; EPA spec §7.1: the same β = 0.1 as DPO and EPA)
+    beta: float = 0.1           # τ of IPO (TRL's beta; bandit world: the same β = 0.1 as DPO and EPA)
     model: str = ""             # policy and reference: "" = the task's π_SFT, else a hub id / local directory
     lr: float = 0.0             # 0 = 5e-7 (paper scale) for a given model, 1e-3 for the tiny one
     epochs: float = 1.0

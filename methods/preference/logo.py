@@ -1,7 +1,7 @@
 """LOGO: reference-free preference optimisation with M dis-preferred answers plus an SFT term.
 
 Tang, Sun, Li, Zhu & Zhang, "LOGO — Long cOntext aliGnment via efficient preference Optimization",
-ICML 2025, arXiv 2410.18533, §2.1 (spec shared/papers/logo.md; code ZetangForward/LCM_Stack):
+ICML 2025, arXiv 2410.18533, its objective (docs/papers/logo.md; code ZetangForward/LCM_Stack):
 
     L_LOGO(θ) = −E log σ((β/|y_w|) log πθ(y_w|x) − (1/M) Σ_{j=1..M} (β/|y_l^(j)|) log πθ(y_l^(j)|x) − γ)
     L*(θ)     = L_LOGO(θ) + λ·E[−(1/|y_w|) log πθ(y_w|x)]

@@ -1,7 +1,7 @@
 """SimpleMix: DPO on an equal mixture of on-policy and off-policy preference pairs.
 
 Li & Khashabi, "SIMPLEMIX: Frustratingly Simple Mixing of Off- and On-policy Data in Language Model
-Preference Learning", ICML 2025, arXiv 2505.02363 (spec shared/papers/simplemix.md §3):
+Preference Learning", ICML 2025, arXiv 2505.02363:
 
     L(θ) = −E_{x, (y_w, y_l) ~ α·D_on(x) + (1−α)·D_off(x)} log σ(β[log πθ(y_w|x)/π_SFT(y_w|x) − log πθ(y_l|x)/π_SFT(y_l|x)])
 
@@ -9,7 +9,7 @@ with α = ½. D_on: pairs sampled from π_SFT itself (n = 4, T = 0.7, top-p 0.9,
 model), D_off: pairs written by other models. Nothing else changes: no reweighting, no extra KL term.
 
 Fidelity: reconstructed. The paper's text was not available; the recipe is the first author's OpenRLHF fork
-(spec §3.2–3.3). Deviations: the mixture is an exact shuffled split of the prompts (round(α·n) on-policy)
+(docs/papers/simplemix.md). Deviations: the mixture is an exact shuffled split of the prompts (round(α·n) on-policy)
 rather than a probabilistic interleave; one pair per prompt; β = 0.5 (one of the fork's values, the
 paper's is unknown); the learning rate is the paper's 5e-7 for a given model and 1e-3 for the tiny one.
 """

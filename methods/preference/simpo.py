@@ -5,7 +5,7 @@ arXiv 2405.14734, Eq. 6:
 
     L_SimPO(θ) = −E log σ((β/|y_w|) log πθ(y_w|x) − (β/|y_l|) log πθ(y_l|x) − γ),
 
-the M = 1, λ = 0 case of LOGO (spec shared/papers/logo.md §2.1, §3), with γ = β · gamma_beta_ratio as in
+the M = 1, λ = 0 case of LOGO (its objective; SimPO is a LOGO baseline), with γ = β · gamma_beta_ratio as in
 the SimPO / LOGO code.
 
 Fidelity: faithful to the objective. Defaults β = 2.5, γ/β = 0.1 (SimPO's Mistral-Instruct setting, which

@@ -1,6 +1,6 @@
 """Tabular (weighted) Bradley–Terry MLE and Monte-Carlo Voronoi weights, shared by mle and weighted_mle.
 
-Objective (spec shared/papers/rlhf-clones.md §2.1–2.2; paper Eq. 1 with w ≡ 1, Eq. 2 otherwise):
+Objective (paper Eq. 1 with w ≡ 1, Eq. 2 otherwise):
 
     F(r) = − Σ_{a ≠ b} w_a w_b p_D(a ≻ b) log σ(r_a − r_b) + (λ/2) Σ_a w_a r_a²
 
@@ -88,7 +88,7 @@ def voronoi_weights(point_sets: list[np.ndarray], box: tuple[float, float], samp
 
     One set of uniform samples of S = [lo, hi]^d serves every set (common random numbers: an
     exact duplicate then splits its original's count exactly in two). Samples at exactly the
-    same distance from several alternatives are split equally among them (spec §6.1).
+    same distance from several alternatives are split equally among them.
     """
     lo, hi = box
     d = point_sets[0].shape[1]

@@ -1,7 +1,7 @@
 """Rule-based preference labels and the Bradley–Terry reward model trained on them (rule_world).
 
 Selection and labels follow the released code (XiaominLi1998/DynamicRules, `trainRuleAdapter.py`
-/ `applyRuleAdapter.py`; spec shared/papers/adaptive-rules.md §2.2 steps 5–6):
+/ `applyRuleAdapter.py`, the rule-selection and labelling steps):
 
     sel_k = relevance_k + 0.5·|s_k(A) − s_k(B)|,   top = sel.argsort()[::-1][:num_rules]
     reward_A = Σ_{k∈top} s_k(A);  A is chosen iff reward_A ≥ reward_B (argmax, first on ties)

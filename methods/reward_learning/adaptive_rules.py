@@ -1,7 +1,7 @@
 """Adaptive rule selection (RuleAdapter's oracle): label each pair by its max-discrepancy rules, train a reward model.
 
 Li et al., "RuleAdapter: Dynamic Rules for training Safety Reward Models in RLHF", ICML 2025,
-arXiv 2501.15453; spec shared/papers/adaptive-rules.md §2.2 (steps 5–6) and §5.1 strategy (a).
+arXiv 2501.15453; the released code's selection and labelling steps; strategy (a) of docs/papers/adaptive-rules.md.
 Per pair the `num_rules` rules with the largest relevance_k + 0.5·|s_k(A) − s_k(B)| are kept, the
 response with the larger summed score on them is "chosen", and a Bradley–Terry reward model is
 trained on the labels (methods/reward_learning/_rules.py). Selecting the rules where the two
@@ -12,7 +12,7 @@ Fidelity: faithful to the released code's selection rule and label (`sum_terms.a
 Deviations: the oracle selection is used directly instead of the learned Rule Adapter (a Llama-3.2-3B
 multi-label classifier imitating it); the reward model is a linear BT model over synthetic response
 features, not Skywork-Reward-Llama-3.1-8B fine-tuned with TRL. relevance_weight = 0 gives pure
-max-discrepancy (spec §5.1 strategy (b)).
+max-discrepancy (strategy (b)).
 """
 
 from __future__ import annotations

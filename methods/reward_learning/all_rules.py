@@ -1,8 +1,8 @@
 """AllRules baseline: label each pair by its summed judge scores over the whole rule pool, train a reward model.
 
-Li et al., "RuleAdapter", ICML 2025, arXiv 2501.15453; spec shared/papers/adaptive-rules.md §3 (the
-released code's `--RandomRules` with num_rules = 100 takes range(100), i.e. every rule) and §5.1
-strategy (e). The sum and the average give the same label.
+Li et al., "RuleAdapter", ICML 2025, arXiv 2501.15453, AllRules baseline (the
+released code's `--RandomRules` with num_rules = 100 takes range(100), i.e. every rule); strategy
+(e) of docs/papers/adaptive-rules.md. The sum and the average give the same label.
 
 Fidelity: faithful to the code's definition; reward model as in adaptive_rules (linear BT, ours).
 """

@@ -1,7 +1,7 @@
 """Regularised Bradley–Terry MLE, one free reward per alternative (paper Eq. 1; the baseline).
 
 Procaccia, Schiffer & Zhang, "Clone-Robust AI Alignment", ICML 2025, arXiv 2501.09254
-(spec shared/papers/rlhf-clones.md §2.1):
+(paper Eq. 1):
 
     r̂ = argmin_r − Σ_{a ≠ b} p_D(a ≻ b) log σ(r_a − r_b) + (λ/2) Σ_a r_a²
 
@@ -10,8 +10,8 @@ with clones. Every clone adds a full copy of its original's comparison row, whic
 estimator is not clone-robust (the paper's negative result).
 
 Fidelity: faithful to the objective. Tabular (one free value per alternative) rather than the
-paper's 2-layer MLP on embeddings (spec §6.2 vs §6.3); λ is not given in the available text
-(the spec's check value 0.01 is used).
+paper's 2-layer MLP on embeddings; λ is not given in the available text
+(our check value 0.01 is used, docs/papers/rlhf-clones.md).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from tasks.reward_learning import ClonesProblem, ClonesResult, kind_skip
 
 @dataclass(frozen=True)
 class Config:
-    lam: float = 0.01    # λ, L2 coefficient on the rewards (not in the available text; spec §5: 1e-3 … 1e-1)
+    lam: float = 0.01    # λ, L2 coefficient on the rewards (not in the available text; we use 1e-3 … 1e-1)
 
     def __post_init__(self) -> None:
         if not self.lam > 0:

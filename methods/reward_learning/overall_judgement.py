@@ -1,7 +1,7 @@
 """Single overall judgement baseline: label each pair by one holistic judge score per response, train a reward model.
 
 Li et al., "RuleAdapter", ICML 2025, arXiv 2501.15453: the conventional alternative to rule-based
-labels, a single holistic preference judgement (spec shared/papers/adaptive-rules.md §2.1). In the
+labels, a single holistic preference judgement (the paper's motivation). In the
 rule world the judge's overall score is the true utility plus noise (`overall_noise` of the task),
 so the label is A iff o(A) ≥ o(B).
 

@@ -1,8 +1,8 @@
 """RandomRules baseline: label each pair by `num_rules` rules drawn at random, train a reward model.
 
-Li et al., "RuleAdapter", ICML 2025, arXiv 2501.15453; spec shared/papers/adaptive-rules.md §3 (the
-released code's `--RandomRules`) and §5.1 strategy (c). Rules are drawn without replacement, per
-pair, from ctx.rng.
+Li et al., "RuleAdapter", ICML 2025, arXiv 2501.15453, RandomRules baseline (the released code's
+`--RandomRules`); strategy (c) of docs/papers/adaptive-rules.md. Rules are drawn without
+replacement, per pair, from ctx.rng.
 
 Fidelity: faithful to the code's definition; reward model as in adaptive_rules (linear BT, ours).
 """

@@ -1,7 +1,7 @@
 """Clone-robust weighted MLE: Bradley–Terry terms weighted by the alternatives' Voronoi volumes (paper Eq. 2).
 
 Procaccia, Schiffer & Zhang, "Clone-Robust AI Alignment", ICML 2025, arXiv 2501.09254
-(spec shared/papers/rlhf-clones.md §2.2, §6.1):
+(paper Eq. 2; Monte-Carlo Voronoi weights):
 
     w_M(y) = vol{s ∈ S : y is the nearest element of M to s} / vol(S)
     r̂_w = argmin_r − Σ_{a ≠ b} w_a w_b p_D(a ≻ b) log σ(r_a − r_b) + (λ/2) Σ_a w_a r_a²
@@ -32,7 +32,7 @@ SMOKE = {"samples": 20_000}
 @dataclass(frozen=True)
 class Config:
     lam: float = 0.01          # λ, L2 coefficient (weighted by w) on the rewards
-    samples: int = 200_000     # N, Monte-Carlo points for the Voronoi volumes (spec §6.1: ≥ 2·10^5 for d ≤ 8)
+    samples: int = 200_000     # N, Monte-Carlo points for the Voronoi volumes (≥ 2·10^5 for d ≤ 8)
 
     def __post_init__(self) -> None:
         if not self.lam > 0 or self.samples < 1:

@@ -1,4 +1,4 @@
-"""Shared pieces of the saddle methods (Borodich, Gasnikov & Kovalev, ICML 2025; spec §5).
+"""Shared pieces of the saddle methods (Borodich, Gasnikov & Kovalev, ICML 2025; the standard baselines).
 
 Not a registered method (leading underscore). Holds:
 - `View`: the problem seen as min_u max_v F(u) + ⟨v, K u⟩ − G(v), either as given (u = x,
@@ -38,7 +38,7 @@ def _div(num: float, den: float) -> float:
 
 
 def operator_lipschitz(problem: Problem) -> float:
-    """L_G ≤ max(L_x, L_y) + L_xy for G(z) = (∇f(x) + Bᵀy, ∇g(y) − Bx) (spec §5)."""
+    """L_G ≤ max(L_x, L_y) + L_xy for G(z) = (∇f(x) + Bᵀy, ∇g(y) − Bx)."""
     return max(problem.L_x, problem.L_y) + problem.L_xy
 
 

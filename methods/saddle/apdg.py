@@ -1,6 +1,6 @@
 """APDG: accelerated primal-dual gradient method (Kovalev, Gasnikov & Richtárik, NeurIPS 2022).
 
-arXiv 2112.15199, Algorithm 1 — a baseline of Borodich, Gasnikov & Kovalev (ICML 2025), spec §5:
+arXiv 2112.15199, Algorithm 1 — a baseline of Borodich, Gasnikov & Kovalev (ICML 2025):
 
     y_m = y + θ(y − y_prev),  x_g = τ_x x + (1−τ_x) x_f,  y_g = τ_y y + (1−τ_y) y_f
     x⁺ = x + η_x α_x (x_g − x) − η_x β_x Bᵀ(Bx − ∇g(y_g)) − η_x (∇f(x_g) + Bᵀ y_m)

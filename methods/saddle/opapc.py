@@ -1,7 +1,7 @@
 """OPAPC: optimal algorithm for strongly convex minimisation under affine constraints.
 
 Salim, Condat, Kovalev & Richtárik (AISTATS 2022, arXiv 2102.11079) — a baseline of Borodich
-et al. (ICML 2025) for regime R2 (spec §3 (ii), §5): min_x f(x) s.t. Bx = b, the saddle problem
+et al. (ICML 2025) for regime R2 (the abstract's special case (ii)): min_x f(x) s.t. Bx = b, the saddle problem
 with g(y) = ⟨b, y⟩ affine (so b = ∇g(y), read with one ∇g call). APAPC (PAPC with Nesterov
 acceleration) on the constraint preconditioned by the Chebyshev polynomial S = S_n(BBᵀ),
 n = ⌈L_xy/μ_xy⌉, so that the constraint operator Bᵀ S B has its nonzero spectrum in

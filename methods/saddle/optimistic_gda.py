@@ -1,12 +1,12 @@
 """Optimistic gradient descent-ascent (OGDA; Popov 1980), a baseline of Borodich et al. (ICML 2025).
 
-Spec §5, with G(z) = (∇f(x) + Bᵀy, ∇g(y) − Bx) and L_G = max(L_x, L_y) + L_xy:
+The standard update, with G(z) = (∇f(x) + Bᵀy, ∇g(y) − Bx) and L_G = max(L_x, L_y) + L_xy:
 
     z_{k+1} = z_k − 2η G(z_k) + η G(z_{k−1}),   η = step_scale / (4 L_G),   G(z_{−1}) = G(z_0).
 
 One call of each oracle per iteration (G(z_k) is kept for the next step).
 
-Fidelity: faithful (spec §5 update and step); the initialisation G(z_{−1}) = G(z_0) makes the
+Fidelity: faithful (the standard update and step); the initialisation G(z_{−1}) = G(z_0) makes the
 first step plain GDA, the usual convention.
 """
 

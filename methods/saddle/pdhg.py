@@ -1,12 +1,12 @@
-"""Linearised PDHG / Condat–Vũ, a baseline of Borodich et al. (ICML 2025), spec §5.
+"""Linearised PDHG / Condat–Vũ, a baseline of Borodich et al. (ICML 2025).
 
     x⁺ = x − τ(∇f(x) + Bᵀy),   x̄ = 2x⁺ − x,   y⁺ = y + σ(B x̄ − ∇g(y)),
-    τ = step_scale / (2L_x + 2L_xy),   σ = step_scale / (2L_y + 2L_xy)   (spec's safe defaults).
+    τ = step_scale / (2L_x + 2L_xy),   σ = step_scale / (2L_y + 2L_xy)   (safe defaults).
 
 One call of each oracle per iteration. With step_scale = 1, (1/τ − L_x/2)(1/σ − L_y/2) ≥ 4L_xy²
 > L_xy², Condat's condition for the smooth parts on both sides.
 
-Fidelity: faithful (spec §5 update and steps).
+Fidelity: faithful (the standard update and steps).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Simultaneous gradient descent-ascent (GDA), a baseline of Borodich et al. (ICML 2025), spec §5.
+"""Simultaneous gradient descent-ascent (GDA), a baseline of Borodich et al. (ICML 2025).
 
 With z = (x, y) and the monotone operator G(z) = (∇f(x) + Bᵀy, ∇g(y) − Bx):
 
@@ -12,7 +12,7 @@ curvature of tasks.saddle, is used there (this reproduction's choice, UNVERIFIED
 these quadratics for small enough η because every eigenvalue of G's Jacobian then has a positive
 real part, at a rate that the measurement reports).
 
-Fidelity: faithful to the spec's §5 update; the step rule outside the SC-SC case is ours.
+Fidelity: faithful to the standard simultaneous update; the step rule outside the SC-SC case is ours.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The linear algebra of the safety residual space (spec shared/papers/safety-directions.md §3.1–3.2).
+"""The linear algebra of the safety residual space (the authors' src/utils/extract.py).
 
 Per layer ℓ, with base activations X (n, d) and fine-tuned activations Y (n, d) of the same prompts:
     W = argmin ‖X W − Y‖_F          (the code's "matrix" fit, no intercept; np.linalg.lstsq)

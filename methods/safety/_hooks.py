@@ -4,11 +4,11 @@ Hidden-state layer ℓ (0 … L) is the residual stream entering decoder block �
 entering the final norm; a forward pre-hook on each of these L + 1 modules reads or edits it. This is
 HF's `output_hidden_states` except at ℓ = L, which here is before the final norm.
 
-Ablation (spec §3.4, `modify_model_with_direction`, projection mode): at every hooked layer
+Ablation (the authors' `modify_model_with_direction`, projection mode): at every hooked layer
 h ← h − α Σ_j ((h·v_j) − c_j) v_j for orthonormal v_j; with α = 1 and c = 0 (the paper's projection
 mode) the stream has no component along the v_j anywhere a block or the final norm reads it; c ≠ 0
 sets the component to a reference value instead (affine ablation, Marshall et al. 2024).
-Relevance (the PLRP stand-in of spec §6.4): gradient × input of the readout s = h_ℓ[last]·v with
+Relevance (the PLRP stand-in of docs/papers/safety-directions.md): gradient × input of the readout s = h_ℓ[last]·v with
 respect to the input embeddings, summed over the embedding dimension, then over each word's tokens.
 """
 

@@ -1,7 +1,7 @@
 """Multi-dimensional safety directions: the SVD of the fine-tuning shift, its dominant and secondary directions.
 
 Pan, Liu, Chen, Zhou, Yu & Jia, "The Hidden Dimensions of LLM Alignment: A Multi-Dimensional Analysis
-of Orthogonal Safety Directions", ICML 2025, arXiv 2502.09674 (spec shared/papers/safety-directions.md;
+of Orthogonal Safety Directions", ICML 2025, arXiv 2502.09674 (docs/papers/safety-directions.md;
 code BMPixel/safety-residual-space, src/utils/extract.py and src/experiments/*). Implemented:
   §3.1  last-token residual streams X_ℓ (base) and Y_ℓ (fine-tuned) of the analysis prompts at every
         layer; W_ℓ = lstsq(X_ℓ, Y_ℓ); R_ℓ = X_ℓ W_ℓ − X_ℓ; uncentred SVD → orthonormal directions

@@ -1,9 +1,8 @@
 """The single refusal direction: difference of means of harmful and harmless activations (the baseline).
 
 Arditi et al., "Refusal in Language Models Is Mediated by a Single Direction" (NeurIPS 2024, arXiv
-2406.11717), the one-dimensional view that Pan et al. (ICML 2025, arXiv 2502.09674; spec
-shared/papers/safety-directions.md §3) extend. Per hidden-state layer ℓ of the fine-tuned model,
-on the analysis prompts:
+2406.11717), the one-dimensional view that Pan et al. (ICML 2025, arXiv 2502.09674)
+extend. Per hidden-state layer ℓ of the fine-tuned model, on the analysis prompts:
     r_ℓ = mean(h_ℓ | harmful) − mean(h_ℓ | harmless),   r̂_ℓ = r_ℓ / ‖r_ℓ‖
 scores = h_ℓ·r̂_ℓ on the fine-tuned model's own last-token residual stream, judged as the dominant
 direction is (threshold at the refusal-rate percentile). The layer whose r̂ predicts refusal best on

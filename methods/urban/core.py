@@ -1,8 +1,8 @@
 """CoRE: per-city GAT region encoders aligned by latent-manifold and cycle-consistent region-level losses.
 
 Chen, Jia, Li, Jia, Zhao, Dai & Huang, "Cross-City Latent Space Alignment for Consistency Region
-Embedding", ICML 2025 (OpenReview u5yUsOm7qv; no arXiv id; code AIMUrban/CoRE, spec
-shared/papers/core-urban.md). As the released `Model/CoRE.py` and `train.py`:
+Embedding", ICML 2025 (OpenReview u5yUsOm7qv; no arXiv id; code AIMUrban/CoRE,
+docs/papers/core-urban.md). As the released `Model/CoRE.py` and `train.py`:
 
     H_c = GAT_2(PReLU(GAT_1(E_c)))  on the mobility graph of city c (E_c a free table)
     L_mob,c   = −Σ_{M_ij > 0} M_ij log softmax_j(h_i·h_j)                       (intra-city mobility)

@@ -1,6 +1,6 @@
 """Direct transfer: each city's region embeddings trained alone on L_mob, the source ridge reused on the target.
 
-The "no alignment" stand-in of spec shared/papers/core-urban.md (baseline (a)): CoRE's per-city
+The "no alignment" stand-in of docs/papers/core-urban.md (baseline (a)): CoRE's per-city
 encoder (free table → 2 GAT layers, PReLU) trained with the intra-city mobility loss only,
 
     L_mob,c = −Σ_{M_ij > 0} M_ij log softmax_j(h_i·h_j),   c ∈ {source, target}, separately,
@@ -9,7 +9,7 @@ then ridge (α = 1) fitted on the source embeddings and labels and applied to th
 ties the two embedding spaces together, which is what CoRE's alignment losses add.
 
 Fidelity: reconstructed (the paper's baseline list was not available; this is CoRE without
-L_align and L_rec, each city with its own PReLU, as the spec proposes).
+L_align and L_rec, each city with its own PReLU, as our plan proposes).
 """
 
 from __future__ import annotations

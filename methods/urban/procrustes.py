@@ -1,6 +1,6 @@
 """Procrustes: per-city L_mob embeddings, then an orthogonal map of the target space onto the source's.
 
-Spec shared/papers/core-urban.md, baseline (b): the direct-transfer embeddings H_s, H_t (each
+docs/papers/core-urban.md, baseline (b): the direct-transfer embeddings H_s, H_t (each
 city's encoder trained alone on L_mob) aligned post hoc. With no region correspondence the map is
 found by Wasserstein–Procrustes (Grave et al., AISTATS 2019), initialised by entropic
 Gromov–Wasserstein (methods/urban/_align.py):
@@ -8,7 +8,7 @@ Gromov–Wasserstein (methods/urban/_align.py):
     X = (H_s − μ_s)/σ_s,  Y = (H_t − μ_t)/σ_t,   min_{W ∈ O(d), T ∈ Π} Σ_ij T_ij ‖x_i W − y_j‖²,
     H_t ↦ σ_s (Y Wᵀ) + μ_s,   then ridge (α = 1) from the source as in CoRE's protocol.
 
-Fidelity: reconstructed (the paper's baselines were not available; the spec names orthogonal
+Fidelity: reconstructed (the paper's baselines were not available; we take orthogonal
 Procrustes as a likely alignment add-on). Means and RMS scales are matched as well as the rotation.
 """
 

@@ -1,6 +1,6 @@
 """Source-city mean: every target region gets the source city's mean indicator (the trivial transfer baseline).
 
-Spec shared/papers/core-urban.md ("Caution for honest claims"): with the released embeddings and
+docs/papers/core-urban.md (caution for honest claims): with the released embeddings and
 protocol, CoRE's MAE is close to this baseline's (bj→xa population 621.3 vs 626.5), so it must be
 on the board. Uses no mobility, no target information.
 

@@ -1,4 +1,4 @@
-"""Branch and bound over the input space (spec, Method steps 1-11: probspecs ProbabilityBounds,
+"""Branch and bound over the input space (the authors' probspecs code: ProbabilityBounds,
 Verifier), shared by pv, pv_longest_edge, pv_ibp and uniform_split.
 
 `ProbabilityBounds` bounds one unconditional probability P(φ): input-bound conjuncts of φ are
@@ -29,7 +29,7 @@ from tasks.verification._formula import (TRUE_, FALSE_, And, decide, interval, s
 from tasks.verification._network import one_thread
 from tasks.verification._population import InputSpace
 
-RTOL = 1e-5  # a generator is finished when ub − lb <= RTOL·ub (spec, Method step 5.3)
+RTOL = 1e-5  # a generator is finished when ub − lb <= RTOL·ub (probspecs' default)
 
 
 @dataclass
@@ -76,7 +76,7 @@ def root_box(space: InputSpace, bounds) -> tuple[np.ndarray, np.ndarray]:
 
 
 class ProbabilityBounds:
-    """Anytime bounds on P(φ) under the problem's population (one generator, spec step 5)."""
+    """Anytime bounds on P(φ) under the problem's population (one generator, the branch-and-bound loop)."""
 
     def __init__(self, problem: Problem, event, bound: Callable, select: Callable, split: Callable,
                  batch_size: int, rng: np.random.Generator):
@@ -137,7 +137,7 @@ class ProbabilityBounds:
 
 
 def conditional(joint: tuple[float, float], given: tuple[float, float]) -> tuple[float, float]:
-    """P(A | B) = P(A ∧ B) / P(B) by interval division, clipped to [0, 1] (spec step 6)."""
+    """P(A | B) = P(A ∧ B) / P(B) by interval division, clipped to [0, 1] (as probspecs does)."""
     (a_lo, a_hi), (b_lo, b_hi) = joint, given
     lo = a_lo / b_hi if b_hi > 0 else 0.0
     hi = min(1.0, a_hi / b_lo) if b_lo > 0 else 1.0

@@ -1,4 +1,4 @@
-"""Branch-selection and split-selection heuristics of PV (spec, Method steps 7-9).
+"""Branch-selection and split-selection heuristics of PV (probspecs' `propose_splits`, branch and split heuristics).
 
 Selection (which open branches to split): `prob_mass` (the default: the largest masses first),
 `prob_and_log_bounds` (mass / ln(s_ub − s_lb + e)), `random_branches`, `all_branches` (breadth

@@ -9,10 +9,11 @@ every new branch, exact box masses from the population model, anytime lb / ub (l
 arithmetic and three-valued logic; PV stops as soon as it is decided (or, with precision > 0,
 when every probability is that tight), or when the budget is spent (verdict None).
 
-Fidelity: faithful to the spec's account of the code. Deviations: one process (the paper runs one
-worker per probability); CROWN and IBP are our own implementations (methods/verification/_bounds.py),
-CROWN intersected with IBP layer by layer; the time budget is the Config's (the paper: 900 s for
-FairSquare, 3600 s for MiniACSIncome); no config schedulers (warm start, switch to guarantees).
+Fidelity: faithful to our reading of the code (docs/papers/prob-verification.md). Deviations: one
+process (the paper runs one worker per probability); CROWN and IBP are our own implementations
+(methods/verification/_bounds.py), CROWN intersected with IBP layer by layer; the time budget is the
+Config's (the paper: 900 s for FairSquare, 3600 s for MiniACSIncome); no config schedulers (warm start,
+switch to guarantees).
 """
 
 from __future__ import annotations

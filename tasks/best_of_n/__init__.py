@@ -1,7 +1,7 @@
 """Best-of-n alignment: the KL divergence and win rate of the best-of-n policy.
 
 Contract of the family (Beirami et al., "Theoretical Guarantees on the Best-of-n Alignment
-Policy", ICML 2025, arXiv 2401.01879; spec /work/shared/papers/best-of-n-kl.md):
+Policy", ICML 2025, arXiv 2401.01879; our report docs/papers/best-of-n-kl.md):
 
 A task builds a `Problem`: a reference policy π over a finite outcome set (its probabilities and
 rewards) and the number of draws n, or the continuous reference (`probs is None`: every outcome
@@ -10,11 +10,11 @@ A method returns a `Result`: a value of KL(π_n‖π) (exact, the analytical for
 estimator, a Monte-Carlo estimate) and a win rate, or, for the trade-off baselines (KL-regularised
 optimum, rewind-and-repeat), the policy they define at a given strength.
 `score` is the only judge: every method is measured against the exact KL and win rate of the
-best-of-n policy, computed here from the closed-form PMF (spec §3.1)
+best-of-n policy, computed here from the closed-form PMF (Lemma, §2)
 
     π_n(y) = F(y)^n − F⁻(y)^n,   F(y) = Σ_{z ⪯ y} π(z),   F⁻(y) = F(y) − π(y).
 
-Ties (spec §2): outcomes are ranked by reward, and equal rewards by their index in `probs`
+Ties (after Assumption 2.1): outcomes are ranked by reward, and equal rewards by their index in `probs`
 (a later index ranks higher). Best-of-n picks the highest-ranked of its n draws, so the formulas
 hold on that fixed total order, and win rates are measured on it too: y beats z when it ranks
 higher, and y = z (the same outcome) counts ½.
@@ -154,7 +154,7 @@ def bon_pmf_ranked(p: np.ndarray, cdf: np.ndarray, n: int) -> np.ndarray:
 
 
 def bon_pmf(problem: Problem) -> np.ndarray:
-    """(K,) π_n(y) in the outcome order of `probs` (Lemma, spec §3.1)."""
+    """(K,) π_n(y) in the outcome order of `probs` (Lemma, §2)."""
     p, _, cdf = ranked(problem)
     return _unrank(problem, bon_pmf_ranked(p, cdf, problem.n))
 
@@ -187,7 +187,7 @@ def bon_kl(problem: Problem) -> float:
 
 
 def bon_win_rate(problem: Problem) -> float:
-    """Best-of-n's win rate Σ π_n(F⁻ + ½π) (spec §3.4); n/(n+1) for the continuous reference."""
+    """Best-of-n's win rate Σ π_n(F⁻ + ½π) (paper §5); n/(n+1) for the continuous reference."""
     if problem.continuous:
         return win_rate_bound(problem.n)
     return win_rate_of(bon_pmf(problem), problem)
@@ -199,7 +199,7 @@ def collision_probability(problem: Problem) -> float:
 
 
 def estimator_term(eps: np.ndarray | float, n: int) -> np.ndarray:
-    """D̂(ε, n) of §4 (spec §3.3), elementwise; ε = π(y) of an observed best-of-n output.
+    """D̂(ε, n) of the paper's §4, elementwise; ε = π(y) of an observed best-of-n output.
 
         D̂ = (1−ε)^n·[log n + (n−1)·log(1−ε) − (n−1)/n] + (1 − (1−ε)^n)·log((1 − (1−ε)^n)/ε)
 

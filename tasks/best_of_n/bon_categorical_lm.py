@@ -1,8 +1,8 @@
-"""Sequences of a small random categorical language model, with exact probabilities (spec §5.3, §8).
+"""Sequences of a small random categorical language model, with exact probabilities (the LLM experiment, down-scaled).
 
 Paper: "Theoretical Guarantees on the Best-of-n Alignment Policy", arXiv 2401.01879, LLM
 experiment (Alpaca prompts, a Gemma-family reference, rewards = log-likelihood under the reference
-and negative length). Down-scaled as the spec proposes: the reference is a random bigram LM over
+and negative length). Down-scaled as docs/papers/best-of-n-kl.md describes: the reference is a random bigram LM over
 `vocab` tokens (token 0 is end-of-sequence), first-token and next-token distributions drawn from
 a symmetric Dirichlet(α); a sequence stops at EOS or after `max_len` tokens, and EOS is not
 allowed before `min_len` tokens (its probability is then moved onto the other tokens
@@ -16,7 +16,7 @@ EOS probability (≈ 1/V on average), whatever α.
 Rewards: "loglik" r(y) = log π(y) (best-of-n returns the most likely of its n samples);
 "neg_length" r(y) = −(number of non-EOS tokens), which ties massively: ties are broken by the
 family's fixed total order (outcome index; outcomes are listed by length, then lexicographically
-by tokens), as spec §2 prescribes.
+by tokens), as after the paper's Assumption 2.1.
 
 Fidelity: approximate (a stand-in for the 9B-parameter model). Deviation: Dirichlet draws are
 floored at 1e-300 (then renormalised) so that every sequence has a finite log-likelihood.

@@ -1,4 +1,4 @@
-"""Cherry-picked reference: the best outputs are rare (Beirami et al., ICML 2025, §3 / spec §5.2).
+"""Cherry-picked reference: the best outputs are rare (Beirami et al., ICML 2025, §3).
 
 Paper: "Theoretical Guarantees on the Best-of-n Alignment Policy", arXiv 2401.01879. The top_k
 highest-reward outputs carry probability top_prob each (1e-4 by default) and the other L − top_k
@@ -8,7 +8,7 @@ log n − (n−1)/n is off by a wide margin in between (the true KL first satura
 log(L − top_k)).
 
 Fidelity: reconstructed. The paper's exact cherry-picked distributions are not accessible
-(UNVERIFIED); this is the construction the spec proposes.
+(UNVERIFIED); this is the construction of docs/papers/best-of-n-kl.md.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from tasks.best_of_n import Problem
 class Config:
     L: int = 100            # L, number of outputs
     top_k: int = 1          # how many of the highest-reward outputs are rare
-    top_prob: float = 1e-4  # π of each rare top output (UNVERIFIED; spec's example)
+    top_prob: float = 1e-4  # π of each rare top output (UNVERIFIED; our example)
     n: int = 16             # n, draws of best-of-n
 
     def __post_init__(self) -> None:

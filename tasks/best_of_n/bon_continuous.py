@@ -5,7 +5,7 @@ identified with their reward quantile u ~ Uniform(0, 1) under π; best-of-n is t
 maximum of n uniforms, density n·u^{n−1}, so KL(π_n‖π) = log n − (n−1)/n exactly (the limit in
 which Theorem 3.1's bound is attained) and the win rate is n/(n+1) (Theorem 5.3, attained). This is
 the model of the §7 win-rate-vs-KL trade-off (best-of-n vs KL-regularised optimum vs
-rewind-and-repeat, spec §3.6).
+rewind-and-repeat, paper §7).
 
 Fidelity: faithful (closed forms). The Problem carries no outcome arrays (probs = None).
 """

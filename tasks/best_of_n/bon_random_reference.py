@@ -4,7 +4,7 @@ Paper: "Theoretical Guarantees on the Best-of-n Alignment Policy", arXiv 2401.01
 (KL(π_n‖π) ≤ log n − (n−1)/n) and Theorem 5.3 (win rate ≤ n/(n+1)) hold for every reference;
 this task draws one: π ~ Dirichlet(α·1_L) and rewards either i.i.d. N(0, 1) (distinct almost
 surely, `reward_levels = 0`) or uniform over `reward_levels` integer levels, so that ties occur.
-Ties are broken by the fixed total order of the family (reward, then index; spec §2), on which
+Ties are broken by the fixed total order of the family (reward, then index; after Assumption 2.1), on which
 the formulas hold. Small α gives spiky references (large atoms, where the formula is far off).
 
 Randomness: with `data_seed = None` the reference comes from the run seed (the task's own random

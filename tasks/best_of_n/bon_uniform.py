@@ -1,4 +1,4 @@
-"""Uniform reference over L outcomes with distinct rewards (Beirami et al., ICML 2025, §3 / spec §5.1).
+"""Uniform reference over L outcomes with distinct rewards (Beirami et al., ICML 2025, §3).
 
 Paper: "Theoretical Guarantees on the Best-of-n Alignment Policy", arXiv 2401.01879. π is uniform
 over an alphabet of size L, and the rewards r(y_k) = k are distinct, so π_n(y_k) = (k^n − (k−1)^n)/L^n.
@@ -6,7 +6,7 @@ The true KL saturates at log L once n ≳ L while log n − (n−1)/n keeps grow
 two-equiprobable-outputs counterexample of §3 (KL → log 2).
 
 Fidelity: faithful (the reference is fully specified by L). The paper's grid is L ∈ {10, 10², 10³,
-10⁴} and log-spaced n up to ~10⁴; the spec's §7 table is at n ∈ {2, 16, 64, 256, 1024}.
+10⁴} and log-spaced n up to ~10⁴; the table of docs/papers/best-of-n-kl.md is at n ∈ {2, 16, 64, 256, 1024}.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Calibration of a language model before and after instruction tuning (SFT).
 
 Huang, Lu & Zeng, "Calibrated Language Models and How to Find Them with Label Smoothing", ICML 2025,
-arXiv 2508.00264 (spec shared/papers/label-smoothing-calibration.md §4, §6.2).
+arXiv 2508.00264; the CPU-scale world of docs/papers/label-smoothing-calibration.md.
 
 Contract. A `CalibrationProblem` carries a pre-trained causal LM and its tokenizer, the SFT set (token
 ids with the prompt masked by −100, open-instruct style) and multiple-choice evaluation questions whose
@@ -10,7 +10,7 @@ confidence is known). A method fine-tunes a copy of the model and returns it (`C
 `score`, the only judge, runs both models on the questions itself:
 
     confidence = max over the option letters of softmax(z)[letter], renormalised over the 4 letters
-    ECE    = Σ_m (|B_m|/n)·|acc(B_m) − conf(B_m)|          (M equal-width bins, spec §4)
+    ECE    = Σ_m (|B_m|/n)·|acc(B_m) − conf(B_m)|          (M equal-width bins)
     RMS-CE = sqrt(Σ_m (|B_m|/n)·(acc(B_m) − conf(B_m))²)
 
 with accuracy, ECE and RMS-CE before (the pre-trained model) and after (the tuned one) tuning, and the
@@ -27,7 +27,7 @@ import torch
 
 from bench.spec import Metric
 
-N_BINS = 15  # M; the paper's value is not in the available text (spec §4: 15 is common)
+N_BINS = 15  # M; the paper's value is not in the available text (15 is common)
 
 
 @dataclass(frozen=True, eq=False)

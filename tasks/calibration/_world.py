@@ -3,7 +3,7 @@
 Vocabulary (word level, so one word is one token): <pad>, <eos>, "?", "Answer", the option letters
 A B C D, one token per entity (e0, e1, …) and filler words (w0, w1, …) up to `vocab_size` tokens.
 A fact is a question "e_i ? A B C D Answer" whose answer letter is drawn from the entity's own
-categorical p_i (Dirichlet(α)), so a calibrated model is uncertain (spec §6.2: stochastic facts).
+categorical p_i (Dirichlet(α)), so a calibrated model is uncertain (stochastic facts).
 Pre-training documents: facts with sampled answers, and filler sentences (so the output softmax has
 to place mass across the whole vocabulary, where V matters).
 The pre-trained model is cached under `cache_dir`, keyed by every setting that changes it and the

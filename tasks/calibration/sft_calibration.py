@@ -1,6 +1,6 @@
 """A tiny LM pre-trained on stochastic facts, then instruction-tuned on deterministic answers.
 
-Huang, Lu & Zeng, ICML 2025, arXiv 2508.00264; the CPU plan of spec §6.2 (see tasks/calibration/_world.py):
+Huang, Lu & Zeng, ICML 2025, arXiv 2508.00264; our CPU plan (docs/papers/label-smoothing-calibration.md):
 1. World: `entities` facts, each with an answer distribution p_i ~ Dirichlet(α·1) over the letters A–D.
 2. Pre-training: a LlamaForCausalLM with vocabulary V = `vocab_size` and hidden size d = `hidden_size`
    learns next-token prediction on `per_entity` sampled answers per fact plus filler sentences, so it
@@ -9,8 +9,8 @@ Huang, Lu & Zeng, ICML 2025, arXiv 2508.00264; the CPU plan of spec §6.2 (see t
    spell the world's words; a GPU user passes a bigger model here).
 3. SFT set: "instruction" copies of the questions of a fraction `sft_fraction` of the entities, answered
    deterministically with the mode of p_i (one-hot targets, as instruction data is), prompts masked.
-4. Evaluation: `eval_questions` questions over all entities, answers sampled from p_i (spec §6.2: ≥ 2,000).
-The paper varies V and d (its LV-LLM argument, §3.2): both are fields here.
+4. Evaluation: `eval_questions` questions over all entities, answers sampled from p_i (CPU plan: ≥ 2,000).
+The paper varies V and d (its LV-LLM argument): both are fields here.
 
 Fidelity: reconstructed. Real LLMs, Tulu-3/Alpaca/OpenHermes SFT and MMLU/HellaSwag/ARC-Easy are replaced by
 this synthetic world; questions have a fixed option order; the tokenizer is word level.
@@ -38,8 +38,8 @@ CACHE_DIR = "~/.cache/icml2025-bench/calibration"
 @dataclass(frozen=True)
 class Config:
     vocab_size: int = 1024        # V, output vocabulary of the LM (paper: 32k–256k; its LV-LLM argument varies it)
-    hidden_size: int = 64         # d, hidden size (paper: 896–5120; spec §6.2: 16–128)
-    layers: int = 2               # transformer blocks (spec §6.2: 2–4)
+    hidden_size: int = 64         # d, hidden size (paper: 896–5120; CPU plan: 16–128)
+    layers: int = 2               # transformer blocks (CPU plan: 2–4)
     entities: int = 64            # facts in the world
     alpha: float = 1.0            # α, Dirichlet concentration of each fact's answer distribution (E[max p] ≈ 0.52)
     per_entity: int = 200         # pre-training samples of each fact's answer
@@ -49,7 +49,7 @@ class Config:
     batch_size: int = 128
     sft_fraction: float = 0.5     # share of the facts in the SFT set
     sft_copies: int = 16          # copies of each SFT question (the SFT set's size)
-    eval_questions: int = 2000    # n, multiple-choice evaluation questions (spec §6.2: ≥ 2,000)
+    eval_questions: int = 2000    # n, multiple-choice evaluation questions (CPU plan: ≥ 2,000)
     model: str = ""               # "" = the tiny pre-trained LM above; else a local directory or hub id
     cache_dir: str = CACHE_DIR    # where the pre-trained tiny LM is cached
 

@@ -2,7 +2,7 @@
 
 Contract of the family (Li, Qian, Wang, Li, Zhang & Zhou, "Strong and Weak Identifiability of
 Optimization-based Causal Discovery in Non-linear Additive Noise Models", ICML 2025, PMLR
-267:35753-35768; spec shared/papers/gene-causal.md):
+267:35753-35768; docs/papers/gene-causal.md):
 
 A task builds a `Problem`: an (n, d) data matrix, the true DAG as a binary adjacency matrix
 (A[i, j] = 1 means i → j) and the variable names. A method returns a `Result`: its estimated

@@ -1,7 +1,7 @@
 """Random DAGs and non-linear additive-noise SEMs, equivalent to gcastle 1.0.x's simulators.
 
 The paper generates data with gcastle (`DAG.erdos_renyi`, `IIDSimulation(method='nonlinear')`,
-spec "Experimental protocol"); gcastle is not a dependency here, so these are numpy ports of its
+the experimental protocol); gcastle is not a dependency here, so these are numpy ports of its
 NOTEARS-derived code (same distributions, not the same random streams):
 
 - Erdős–Rényi: each lower-triangular entry is an edge with probability 2·n_edges / d², then

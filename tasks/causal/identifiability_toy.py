@@ -4,7 +4,7 @@ Paper: Li et al., ICML 2025, §3, Fig. 1 and Theorem 3.3. With one parent (a):
   strong  y = x² + N          (x is not a function of y: the reverse regression fits badly)
   weak    y = x³ + x + N      (∂F/∂x = 3x² + 1 ∈ [1, 13] on [−2, 2]: an inverse exists, the
                                reverse regression also fits well; only residual independence tells)
-With two parents (b), reconstructed (the figure's exact equations are not in the spec):
+With two parents (b), reconstructed (the figure's exact equations were not available to us):
   strong  z = x² + y² + N
   weak    z = x³ + x + y³ + y + N
 Causes x, y ~ U(−2, 2) (or N(0, 1)), N ~ N(0, noise²). Columns are randomly permuted (`shuffle`) so

@@ -1,9 +1,9 @@
-"""Adversarial regime: piecewise-stationary means switching between two draws (spec §7).
+"""Adversarial regime: piecewise-stationary means switching between two draws (our CPU world).
 
 Paper: Stradi et al., ICML 2025, arXiv 2410.02269. Same layered CMDP as `cmdp_stochastic`,
 but the reward and cost means alternate between two independent draws (r̄_A, ḡ_A) and
-(r̄_B, ḡ_B) every T/n_switches episodes (spec §7: "switching every T/10 episodes"; an oblivious
-adversary). The benchmark OPT and ρ are those of the time-averaged means (spec §2), and
+(r̄_B, ḡ_B) every T/n_switches episodes (T/10 by default; an oblivious
+adversary). The benchmark OPT and ρ are those of the time-averaged means (the paper's adversarial benchmark), and
 α = min_q Ḡ_avg q + ρ. The paper's guarantee: V_T = Õ(√T) and Σ_t r_tᵀq_t ≥ ρ/(ρ+L)·T·OPT − Õ(√T).
 """
 

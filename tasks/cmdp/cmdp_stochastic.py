@@ -1,8 +1,8 @@
-"""Stochastic regime: i.i.d. Bernoulli rewards and costs with fixed means (spec §7).
+"""Stochastic regime: i.i.d. Bernoulli rewards and costs with fixed means (our CPU world).
 
 Paper: Stradi et al., "Best-of-Both-Worlds Policy Optimization for CMDPs with Bandit Feedback",
-ICML 2025, arXiv 2410.02269. The paper's own experiments are not available (spec §6); this is
-the spec's CPU reproduction instance: L = 4 decision layers (X_0 = {x_0}, |X_k| = 3), |A| = 3,
+ICML 2025, arXiv 2410.02269. The paper's own experiments are not available; this is
+our CPU reproduction instance (docs/papers/cmdp-bobw.md): L = 4 decision layers (X_0 = {x_0}, |X_k| = 3), |A| = 3,
 P(·|x,a) ~ Dirichlet(1) over the next layer, m = 1, r_t(x,a) ~ Bernoulli(r̄(x,a)),
 g_t(x,a) ~ Bernoulli(ḡ(x,a)), r̄ ~ U[0,1], ḡ = (r̄ + U[0,1])/2 (correlated with r̄ so that the
 constraint binds: our choice), α = min_q ḡᵀq + ρ so the Slater parameter is exactly ρ.
@@ -28,12 +28,12 @@ SMALLEST = {"T": 200}
 
 @dataclass(frozen=True)
 class Config:
-    T: int = 10_000          # T, episodes (spec §7 suggests 2·10⁴; 10⁴ keeps the claims within budget)
+    T: int = 10_000          # T, episodes (our plan suggests 2·10⁴; 10⁴ keeps the claims within budget)
     n_layers: int = 4        # L, decision steps per episode (H)
     width: int = 3           # |X_k| for k = 1..L-1
     n_actions: int = 3       # |A|
     m: int = 1               # m, number of constraints
-    rho: float = 0.3         # ρ, Slater parameter set through α (spec §7: ρ ∈ {0.1, 0.3})
+    rho: float = 0.3         # ρ, Slater parameter set through α (our plan: ρ ∈ {0.1, 0.3})
     instance_seed: int = 0   # seed of P, r̄, ḡ (fixed across run seeds)
 
     def __post_init__(self) -> None:

@@ -1,8 +1,8 @@
 """Lossless speculative decoding, with target and drafter of the same or of different vocabularies.
 
 Contract of the family (Timor et al., "Accelerating LLM Inference with Lossless Speculative Decoding
-Algorithms for Heterogeneous Vocabularies", ICML 2025, arXiv 2502.05202; spec
-shared/papers/hetero-vocab-sd.md). A `DecodingProblem` holds a target causal LM, a drafter with a
+Algorithms for Heterogeneous Vocabularies", ICML 2025, arXiv 2502.05202; our report
+docs/papers/hetero-vocab-sd.md). A `DecodingProblem` holds a target causal LM, a drafter with a
 different tokenizer, optionally a smaller drafter sharing the target's tokenizer (standard SD), and
 prompts. Every method continues each prompt with the target's tokens (ids of the target vocabulary)
 and counts its forward passes (`DecodingResult`).
@@ -12,8 +12,8 @@ Scored (`score`, the only judge):
   autoregressive decoding, 1/(mean tokens per verification) for speculative decoding;
 * `acceptance_rate`: accepted draft tokens / drafted tokens, counted in target tokens;
 * `tokens_per_second` and `speedup`: wall clock, against the target-only greedy decoding the task
-  timed when it built the problem (hf-bench's tok/s ratio, spec §1.2), so noisy on a shared CPU;
-* `modelled_speedup`: tokens / (target calls + c·drafter calls) with c = c_D/c_T (spec §6.2);
+  timed when it built the problem (hf-bench's tok/s ratio), so noisy on a shared CPU;
+* `modelled_speedup`: tokens / (target calls + c·drafter calls) with c = c_D/c_T (docs/papers/hetero-vocab-sd.md);
 * `greedy_exact_match`: under greedy decoding, the fraction of prompts whose continuation equals
   the target's own greedy continuation id for id (losslessness; 1.0 for every lossless method).
 Continuations end at the target's EOS or after `max_new_tokens` tokens; longer outputs are cut.

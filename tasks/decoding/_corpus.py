@@ -1,9 +1,9 @@
 """A generated corpus in the paper's three prompt styles: summarisation, code and long context.
 
-The hf-bench prompt templates of the paper's evaluation (spec §1.2) wrap generated documents:
+The hf-bench prompt templates of the paper's evaluation (hf-bench) wrap generated documents:
 CNN/DM-like short articles, HumanEval-like function stubs with tests, SCROLLS-like long texts. The
 sentences come from a small template grammar, so that a tiny target and a tiny drafter trained on
-the same text learn similar continuations (the drafter "roughly approximates the target", spec §6.1).
+the same text learn similar continuations (the drafter "roughly approximates the target").
 """
 
 from __future__ import annotations

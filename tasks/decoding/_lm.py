@@ -1,7 +1,7 @@
 """Tiny causal LMs with different vocabularies, trained here on one corpus and cached; or any hub id.
 
-Spec §6.1: the target uses byte-level BPE (space marker `Ġ`), the heterogeneous drafter a
-SentencePiece-style Metaspace BPE (space marker `▁`) with fewer merges, so the two vocabularies
+Our CPU world (docs/papers/hetero-vocab-sd.md): the target uses byte-level BPE (space marker `Ġ`), the
+heterogeneous drafter a SentencePiece-style Metaspace BPE (space marker `▁`) with fewer merges, so the two vocabularies
 intersect only partly and tokenise the same text at different boundaries; the standard-SD drafter
 is a smaller model over the target's own tokenizer. All three are GPT-2 shapes trained on the same
 generated corpus (tasks/decoding/_corpus.py). `load_lm` reads a hub id or a saved directory with

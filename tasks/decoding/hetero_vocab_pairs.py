@@ -1,6 +1,6 @@
 """Target / drafter pairs with different vocabularies on summarisation-, code- and long-context-like prompts.
 
-CPU world of spec §6.1: a target (GPT-2 shape, byte-level BPE), a smaller drafter with a
+CPU world of docs/papers/hetero-vocab-sd.md: a target (GPT-2 shape, byte-level BPE), a smaller drafter with a
 SentencePiece-style BPE of another size, and a smaller drafter over the target's own tokenizer,
 all trained on one generated corpus (tasks/decoding/_lm.py, cached under `cache_dir`). The
 prompts follow the hf-bench templates of the paper's three datasets (CNN/DM, HumanEval, SCROLLS),
@@ -38,8 +38,8 @@ class Config:
     target: str = ""                 # M_p: hub id or directory; "" = the locally trained target
     drafter: str = ""                # M_q (different vocabulary): hub id or directory; "" = local
     same_drafter: str = ""           # drafter over the target's vocabulary; "" = local, "none" = absent
-    target_vocab: int = 512          # |T| of the local target (byte-level BPE, spec §6.1: ≈ 512)
-    drafter_vocab: int = 300         # |D| of the local drafter (Metaspace BPE, spec §6.1: ≈ 300)
+    target_vocab: int = 512          # |T| of the local target (byte-level BPE, CPU plan: ≈ 512)
+    drafter_vocab: int = 300         # |D| of the local drafter (Metaspace BPE, CPU plan: ≈ 300)
     target_layers: int = 2           # local target shape: layers / width / heads
     target_width: int = 96
     drafter_layers: int = 2          # local drafters' shape (smaller than the target)
@@ -47,7 +47,7 @@ class Config:
     documents: int = 3000            # training documents of the generated corpus
     train_steps: int = 400           # AdamW steps per local model
     train_seed: int = 0
-    cost_ratio: float = 0.05         # c_D / c_T of the modelled speedup (spec §6.2: 0.01, 0.05, 0.2)
+    cost_ratio: float = 0.05         # c_D / c_T of the modelled speedup (CPU plan: 0.01, 0.05, 0.2)
     dtype: str = "float32"
     cache_dir: str = "~/.cache/icml2025-bench/decoding"
 

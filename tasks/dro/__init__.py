@@ -1,7 +1,7 @@
 """Knowledge-guided transfer under Wasserstein DRO: a small target sample plus source knowledge.
 
 Contract of the family (Wang, Wang, Liu & Si, "Knowledge-Guided Wasserstein Distributionally
-Robust Optimization", ICML 2025, arXiv 2502.08146; spec shared/papers/kg-wdro.md §5):
+Robust Optimization", ICML 2025, arXiv 2502.08146, §5 simulations):
 a task builds a `Problem` holding the target training sample, a validation sample of the same
 size (for choosing the radius δ and other tuning values), a large test sample, the source
 knowledge Θ (the source coefficient vectors, one column each), the raw source samples (for the
@@ -30,7 +30,7 @@ class Problem:
     penalty_norm: int              # p of the design: 1 (sparse / lasso-type) or 2 (ridge-type)
     x_train: np.ndarray            # (N, d) target training covariates
     y_train: np.ndarray            # (N,) target training responses
-    x_val: np.ndarray              # (N, d) validation covariates (same size as training, spec §3.4)
+    x_val: np.ndarray              # (N, d) validation covariates (same size as training, as in the paper)
     y_val: np.ndarray              # (N,)
     x_test: np.ndarray             # (n_test, d) independent test sample from the target model
     y_test: np.ndarray             # (n_test,)

@@ -1,6 +1,6 @@
-"""Shared generators of the KG-WDRO simulation designs (spec shared/papers/kg-wdro.md §5).
+"""Shared generators of the KG-WDRO simulation designs (arXiv 2502.08146 §5).
 
-The paper's exact generators are not accessible (spec §9); what is documented: (β_j, θ_j) pairs
+The paper's exact generators are not accessible (docs/papers/kg-wdro.md); what is documented: (β_j, θ_j) pairs
 drawn from a bivariate normal with correlation ρ on the active coordinates, a signal-strength
 level s, covariate correlation 0.3 in the regression design, and a target β correlated with a
 combination θ_S = Σ_m w_m θ_m of three source vectors in the multi-source design. Everything

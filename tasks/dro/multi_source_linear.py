@@ -1,7 +1,7 @@
 """Simulation 3 of KG-WDRO: multi-source sparse linear regression.
 
 Paper: Wang, Wang, Liu & Si, "Knowledge-Guided Wasserstein Distributionally Robust Optimization",
-ICML 2025, arXiv 2502.08146, §5 Simulation 3 (spec §5.3): three source vectors θ_1, θ_2, θ_3,
+ICML 2025, arXiv 2502.08146, §5 Simulation 3: three source vectors θ_1, θ_2, θ_3,
 a combination θ_S, target β correlated with θ_S, equal vs unequal combination weights,
 N ∈ {50, 60, 70}, metric out-of-sample R²; the paper's methods: KG-WDRO multi-source (p = 1),
 WDRO, oracle Trans-Lasso.
@@ -12,7 +12,7 @@ Weights w = (1/3, 1/3, 1/3) (equal) or (0.7, 0.2, 0.1) (unequal). Validation sam
 test sample of n_test, three source samples of n_source each (model θ_m).
 Ground truth: β. Knowledge Θ = [θ_1 θ_2 θ_3] (the true source vectors).
 
-Fidelity: reconstructed. UNVERIFIED (spec §9): d, the support size, s, σ, the unequal weights,
+Fidelity: reconstructed. UNVERIFIED (docs/papers/kg-wdro.md): d, the support size, s, σ, the unequal weights,
 ρ levels, source sample sizes, true Θ as the knowledge, test size.
 """
 

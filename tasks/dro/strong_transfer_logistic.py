@@ -1,7 +1,7 @@
 """Simulation 1 of KG-WDRO: high-dimensional sparse logistic regression, one source (strong transfer).
 
 Paper: Wang, Wang, Liu & Si, "Knowledge-Guided Wasserstein Distributionally Robust Optimization",
-ICML 2025, arXiv 2502.08146, §5 Simulation 1 (spec §5.1): d = 150, 50 non-zero and 100 zero
+ICML 2025, arXiv 2502.08146, §5 Simulation 1: d = 150, 50 non-zero and 100 zero
 coefficients, (β_j, θ_j) bivariate normal with correlation ρ, signal strength s, N ∈ {20, 50, 80},
 binary y, metric test accuracy; the paper's methods: KG-WDRO (strong, logistic, p = 1), WDRO, Trans-GLM.
 
@@ -10,9 +10,9 @@ Instance: x ~ N(0, I_d); on the first 50 coordinates θ_j ~ N(0, s²), β_j = ρ
 test sample of n_test, one source sample of n_source from the same model with θ.
 Ground truth: β. Knowledge Θ = θ (the true source vector).
 
-Fidelity: reconstructed. UNVERIFIED (spec §9): the X law, the meaning and values of s (here the
+Fidelity: reconstructed. UNVERIFIED (docs/papers/kg-wdro.md): the X law, the meaning and values of s (here the
 per-coordinate standard deviation), ρ levels, the source sample size, whether KG-WDRO receives
-the true θ or an estimate (here the true θ), and the test size (spec §7 suggests 10,000).
+the true θ or an estimate (here the true θ), and the test size (10,000 here).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class Config:
     rho: float = 0.8          # ρ, correlation of the (β_j, θ_j) pairs (paper: 6 levels, UNVERIFIED values)
     signal: float = 0.5       # s, std of the non-zero coefficients (paper: 2 levels, UNVERIFIED)
     n_train: int = 20         # N, target sample size (paper: 20, 50, 80)
-    n_test: int = 10_000      # test sample size (UNVERIFIED; spec §7)
+    n_test: int = 10_000      # test sample size (UNVERIFIED; ours)
     n_source: int = 200       # n_S, source sample size for Trans-GLM (UNVERIFIED)
 
     def __post_init__(self) -> None:

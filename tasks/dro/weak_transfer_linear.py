@@ -1,7 +1,7 @@
 """Simulation 2 of KG-WDRO: high-dimensional linear regression with correlated covariates, one source.
 
 Paper: Wang, Wang, Liu & Si, "Knowledge-Guided Wasserstein Distributionally Robust Optimization",
-ICML 2025, arXiv 2502.08146, §5 Simulation 2 (spec §5.2): d = 100, covariate correlation 0.3,
+ICML 2025, arXiv 2502.08146, §5 Simulation 2: d = 100, covariate correlation 0.3,
 N ∈ {50, 70, 90}, metric out-of-sample R²; the paper's methods: KG-WDRO strong and weak (p = 2),
 WDRO, Trans-Ridge. This is the design where the weak-transfer estimator (Theorem 3.5) is used.
 
@@ -10,7 +10,7 @@ Instance: x ~ N(0, Σ) with AR(1) Σ_jk = 0.3^|j−k|; dense coefficients (every
 Validation sample of size N, test sample of n_test, one source sample of n_source (model θ).
 Ground truth: β. Knowledge Θ = θ (the true source vector).
 
-Fidelity: reconstructed. UNVERIFIED (spec §9): AR(1) rather than equicorrelation, dense
+Fidelity: reconstructed. UNVERIFIED (docs/papers/kg-wdro.md): AR(1) rather than equicorrelation, dense
 coefficients (inferred from the ridge-type comparators), s, σ, ρ levels, source sample size,
 true θ as the knowledge, test size.
 """

@@ -1,7 +1,7 @@
 """Concept erasure in a text-conditioned rectified-flow transformer (the EraseAnything setting).
 
 Gao et al., "EraseAnything: Enabling Concept Erasure in Rectified Flow Transformers", ICML 2025,
-arXiv 2412.20413 (spec shared/papers/eraseanything.md). An `ErasureProblem` hands a method a
+arXiv 2412.20413 (docs/papers/eraseanything.md). An `ErasureProblem` hands a method a
 frozen base model behind a `Backbone` (tasks/erasure/_backbone.py: the tiny digit Flux with its
 word-level encoder, or a diffusers FluxPipeline such as FLUX.1-dev with T5 / CLIP / VAE), the concept
 to erase with its keyword synonyms, the irrelevant concepts D_ir, concept latents D_un (base-model

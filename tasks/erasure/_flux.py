@@ -1,6 +1,6 @@
 """A tiny text-to-image rectified-flow model built from diffusers' `FluxTransformer2DModel`.
 
-The pieces the erasure family shares (spec shared/papers/eraseanything.md, "CPU-scale plan"):
+The pieces the erasure family shares (the CPU-scale plan of docs/papers/eraseanything.md):
 
 * a word-level tokenizer over a fixed vocabulary (templates, and per digit an English word, a
   numeral and a German word: the synonym sets) and a frozen, randomly initialised 1-layer

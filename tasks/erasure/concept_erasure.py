@@ -1,6 +1,6 @@
 """Erase a concept from a rectified-flow transformer: the tiny digit Flux on the CPU, or a FluxPipeline (FLUX.1-dev).
 
-The CPU-scale world of spec shared/papers/eraseanything.md ("tiny Flux"): the base model is
+The CPU-scale world of docs/papers/eraseanything.md ("tiny Flux"): the base model is
 diffusers' FluxTransformer2DModel (2 dual-stream + 1 single-stream blocks, 4 heads of 16) trained
 once on the 1,797 8 × 8 digits with concept prompts (tasks/erasure/_base.py, cached under
 `cache_dir`); a frozen MLP classifier trained on the same images judges generations. The erased
@@ -31,7 +31,7 @@ are kept as the reference of the Fréchet distance.
 `pretrained`: a directory (or hub id) laid out as the cache entries are (transformer/ in diffusers'
 format, text_encoder.pt, classifier.npz) replaces training of the tiny model, so a bigger digit model
 trained elsewhere runs unchanged (the test loads a saved cache entry this way).
-Fidelity: reconstructed (the spec's plan at CPU scale; the paper's FLUX.1-dev setting through `pipeline`,
+Fidelity: reconstructed (our plan at CPU scale; the paper's FLUX.1-dev setting through `pipeline`,
 with CLIP in place of the paper's NudeNet / I2P and COCO-FID protocols).
 """
 
@@ -62,7 +62,7 @@ class Config:
     synonyms: tuple[str, ...] = ("7", "sieben")      # synonyms of c (the paper: WordNet synonyms of the keyword)
     irrelevant: tuple[str, ...] = ("one", "four", "eight")  # D_ir, K = 3 irrelevant concepts (the paper: from GPT-4o)
     preserve: tuple[str, ...] = ("zero", "one", "two", "three", "four", "five", "six", "eight", "nine")
-    concept_images: int = 32       # |D_un| (spec: 32 base-model samples of the concept prompt)
+    concept_images: int = 32       # |D_un| (plan: 32 base-model samples of the concept prompt)
     n_eval: int = 64               # generations per concept / shuffled / synonym set
     n_preserve: int = 24           # generations per preserved concept
     sample_steps: int = 28         # Euler steps (the paper: 28)

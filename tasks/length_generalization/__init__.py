@@ -1,14 +1,14 @@
 """Length generalisation: train on short sequences, evaluate on longer ones; the Long-Short Misalignment.
 
 Du, Huang, Wang & Wang, "Long-Short Alignment for Effective Long-Context Modeling in LLMs", ICML 2025,
-arXiv 2506.11769 (spec shared/papers/long-short-alignment.md). Two kinds of instance, one typed problem each:
+arXiv 2506.11769 (docs/papers/long-short-alignment.md). Two kinds of instance, one typed problem each:
 
 * `RegressionProblem`, the paper's synthetic case studies (§3): sequences of equiprobable bits, trained at
   lengths n ~ U{1..10}, evaluated at lengths up to 50. `target` is "mean" (the mean of the bits; its
   output range [0, 1] does not depend on n) or "length" (n itself; its support grows with n). A method
   returns one scalar prediction per evaluation sequence (`RegressionResult`). Loss: MSE; accuracy: the
   fraction within `tolerance` of the target (length: the rounded count is right).
-* `LMProblem`, a language-modelling task with long-range structure (§7.2 of the spec): documents of a
+* `LMProblem`, a language-modelling task with long-range structure (our CPU proxy): documents of a
   topic-switching Markov chain (a hidden topic that persists for ~1/ρ tokens picks the transition matrix),
   so context far back tells which matrix is in force, while context older than the last switch misleads.
   A method returns its next-token predictor, and checkpoints of it along training (`LMResult`); the

@@ -28,7 +28,7 @@ class BitsConfig:
 def build_bits(config: BitsConfig, target: str, tolerance: float, rng: np.random.Generator) -> RegressionProblem:
     inputs, targets = {}, {}
     for length in sorted(set(config.eval_lengths)):
-        bits = rng.integers(0, 2, size=(config.eval_sequences, length))  # equiprobable bits (spec §3)
+        bits = rng.integers(0, 2, size=(config.eval_sequences, length))  # equiprobable bits (paper §3)
         inputs[length] = bits
         targets[length] = np.full(config.eval_sequences, float(length)) if target == "length" else bits.mean(axis=1)
     return RegressionProblem(target=target, train_lengths=(config.train_min, config.train_max),

@@ -1,4 +1,4 @@
-"""Topic-switching Markov documents: a language-modelling task with long-range structure (spec §7.2).
+"""Topic-switching Markov documents: a language-modelling task with long-range structure (our CPU proxy).
 
 A document walks a Markov chain over V tokens whose transition matrix T_z is chosen by a hidden topic
 z ∈ {1..K}: x_0 ~ U{V}, z_1 ~ U{K}, x_t ~ T_{z_t}[x_{t−1}], and before each transition the topic is
@@ -14,7 +14,7 @@ Models are trained at l_train = `train_length` and evaluated at `eval_lengths` (
 l_train); L_misalign is measured on `eval_sequences` held-out documents of length l_train.
 
 Fidelity: approximate. The paper continues Llama-2-7B on RedPajama-Book / PG19 at 4K–8K tokens and
-evaluates LongBench-E, perplexity and BABILong; this synthetic corpus (the spec's CPU proxy) stands in.
+evaluates LongBench-E, perplexity and BABILong; this synthetic corpus (our CPU proxy) stands in.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Multimodal alignment on paired data: image–text retrieval and zero-shot classification.
 
-Contract of the family (spec shared/papers/m3-jepa.md; Lei et al., "M3-JEPA: Multimodal Alignment via
+Contract of the family (docs/papers/m3-jepa.md; Lei et al., "M3-JEPA: Multimodal Alignment via
 Multi-gate MoE based on the Joint-Embedding Predictive Architecture", ICML 2025, arXiv 2409.05929).
 
 `PairedProblem`: the token features of two FROZEN encoders (an image encoder and a text encoder) for

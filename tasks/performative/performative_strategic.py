@@ -3,7 +3,7 @@
 Paper: Li, Yemini & Wai, "Clipped SGD Algorithms for Performative Prediction: Tight Bounds for
 Stochastic Bias and Remedies", ICML 2025, arXiv 2404.10995. The paper motivates D(θ) with
 strategic users reacting to a loan policy; its non-quadratic experiments are not in the accessible
-material (spec §6.3), so this is a synthetic stand-in in the style of Perdomo et al. (2020):
+material, so this is a synthetic stand-in in the style of Perdomo et al. (2020):
 
     x_i = (ξ_i, 1), ξ_i ~ N(0, I_{d−1}) (last feature: a constant intercept),
     y_i = ±1 with P(y_i = 1) = σ(w*ᵀξ_i + b*),  ‖w*‖ = label_scale, b* = label_bias

@@ -20,7 +20,7 @@ reference (`PreferenceResult`). `score` (the only judge) never sees a model:
   short, medium, long, where the gold reward is the answer's exact match): `win_rate_<c>`, `gold_reward_<c>`.
 * `gold_reward`: the category-balanced mean gold reward of the policy's answers (pointwise judges only).
 * `kl_to_reference`: the Monte-Carlo KL(π‖π_ref) = E_{y~π}[log π(y|x) − log π_ref(y|x)] over the samples.
-* `reward_pearson`, `slope1_error` (EPA spec §5, Table 1): how close the learned implicit reward r_θ on a
+* `reward_pearson`, `slope1_error` (EPA's intrinsic evaluation, Table 1): how close the learned implicit reward r_θ on a
   fixed probe set of K responses per prompt is to slope-1 linearity in the BT-scale true reward r*/τ:
   the per-prompt Pearson correlation, averaged, and ε̂ = mean_x min_c mean_y (r_θ − r*/τ − c)².
 * `lm_eval_<task>_<metric>`: lm-evaluation-harness scores of the trained policy (long_context_alignment's
@@ -29,7 +29,7 @@ reference (`PreferenceResult`). `score` (the only judge) never sees a model:
   `longbench_average` and `longbench_<category>` (named) are LOGO's Table 1 metric from those scores.
 * `on_policy_fraction`: the realised share of on-policy pairs in the training data (SimpleMix's mixing).
 
-The tabular bandit world (preference_bandit, EPA spec §7.1; `BanditPreferenceProblem`): a method returns its
+The tabular bandit world (preference_bandit, docs/papers/epa.md; `BanditPreferenceProblem`): a method returns its
 policy's whole table log πθ(y|x) and β (`BanditPreferenceResult`); every metric is exact, over all P × V cells:
 * `win_rate` (primary): P(r*(x, y) > r*(x, y′)) + ½ P(=), y ~ πθ(·|x), y′ ~ π_ref(·|x), averaged over prompts.
 * `true_value` J = E_x E_{y~πθ} r*(x, y); `kl_to_reference` the exact KL(πθ‖π_ref), averaged over prompts.

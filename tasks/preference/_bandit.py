@@ -1,9 +1,9 @@
-"""The tabular contextual-bandit preference world of EPA's spec §7.1, its policies and their trainer.
+"""The tabular contextual-bandit preference world of EPA (docs/papers/epa.md), its policies and their trainer.
 
-World (spec shared/papers/epa.md §7.1): P prompts x, V single-token responses y.
+World: P prompts x, V single-token responses y.
 * True reward, low-rank plus noise so that prompts share structure:
       r*(x, y) = √ρ · ⟨u_x, v_y⟩ / √d + √(1 − ρ) · ε_xy,   u_x, v_y ~ N(0, I_d), ε_xy ~ N(0, 1),
-  mean 0 and variance ρ·E⟨u, v⟩²/d + 1 − ρ = 1 (the spec's r* ~ N(0, 1)); d = `reward_rank`, ρ = `shared`.
+  mean 0 and variance ρ·E⟨u, v⟩²/d + 1 − ρ = 1 (our r* ~ N(0, 1)); d = `reward_rank`, ρ = `shared`.
 * π_ref(·|x) = softmax(s · g_x), g_x ~ N(0, I_V): a non-uniform random initial policy (s = `reference_scale`).
 * Behaviour policy of the data: π_ref itself, or ("mixture") the equal mixture of π_ref and three other random
   policies of the same scale (UltraFeedback's completions come from several "other models").

@@ -1,7 +1,7 @@
 """Synthetic long contexts whose answer sits in one far-back chunk, and LOGO's positional-index synthesis.
 
 A context is a sequence of 5-word chunks: facts `ka is v3 .`, links `ka is kb .` (multi-hop) and filler
-`the sky was calm .`; the question `? ka =` asks one key. Three kinds (LOGO spec §6.1):
+`the sky was calm .`; the question `? ka =` asks one key. Three kinds (docs/papers/logo.md):
 * retrieval: one evidence fact, two distractor facts about other keys, filler;
 * key_value: one evidence fact among facts about every other key (a dense key-value store);
 * multi_hop: a link `ka is kb .` and the fact `kb is v3 .`, plus distractor facts.

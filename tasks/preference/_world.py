@@ -1,6 +1,6 @@
 """The synthetic preference world: prompts, hidden gold reward, noisy SFT teacher, off-policy pool, annotator.
 
-Four categories, named after SimpleMix's four AlpacaEval slices (spec §2, §7.1), two verifiable, two subjective:
+Four categories, named after SimpleMix's four AlpacaEval slices, two verifiable, two subjective:
 * math        `add a b =`        → the digit a + b (a, b ≤ 4). Gold: 1 if the first word is right, −0.1 per extra word.
 * coding      `rev x y z =`      → the letters reversed. Gold: share of the 3 positions right, −0.1 per extra word.
 * creative_writing `story <topic> =`  → words from a content vocabulary. Gold: hidden taste, the mean weight of the

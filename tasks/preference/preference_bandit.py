@@ -1,7 +1,7 @@
 """Tabular contextual-bandit preference world: EPA's exact identifiability testbed (P prompts × V one-token answers).
 
 Hong et al., "Energy-Based Preference Model Offers Better Offline Alignment than the Bradley-Terry Preference
-Model", ICML 2025, arXiv 2412.13862; spec shared/papers/epa.md §7.1. The world (true reward, π_ref, behaviour
+Model", ICML 2025, arXiv 2412.13862; docs/papers/epa.md. The world (true reward, π_ref, behaviour
 policy, annotator, policies) is in tasks/preference/_bandit.py.
 
 Build: r* (P × V, low-rank plus noise, variance 1), π_ref (random non-uniform logits), then `lists_per_prompt`
@@ -9,8 +9,8 @@ UF-all-like lists per prompt of K distinct responses from the behaviour policy, 
 annotator (Plackett–Luce in r*/τ), and each list's UF-binarized-like pair (best vs one random other member).
 Everything a method needs is in the returned BanditPreferenceProblem; scoring is exact over the whole table.
 
-Fidelity: reconstructed (spec §7.1's world; the paper's own experiments use UltraFeedback and a 7B model).
-Choices the spec leaves open: ρ = 0.75 of r*'s variance low-rank (rank 4); π_ref logits of std 1; PL labels at
+Fidelity: reconstructed (our world; the paper's own experiments use UltraFeedback and a 7B model).
+Our own choices: ρ = 0.75 of r*'s variance low-rank (rank 4); π_ref logits of std 1; PL labels at
 τ = 1, so the BT-scale target r*/τ is r* itself; 16 lists per prompt rather than UltraFeedback's one (with 16
 prompts and one list each, every method ends at the same policy, all mass on each prompt's single winner, and
 the seen set is 4 cells per prompt): the seen set then covers a good share of V while each pair the data
@@ -38,8 +38,8 @@ SMALLEST = {"lists_per_prompt": 4}
 
 @dataclass(frozen=True)
 class Config:
-    prompts: int = 16                 # P (spec §7.1)
-    responses: int = 64               # V single-token responses (spec §7.1)
+    prompts: int = 16                 # P (CPU world)
+    responses: int = 64               # V single-token responses (CPU world)
     list_size: int = 4                # K responses per list (UltraFeedback: 4)
     lists_per_prompt: int = 16        # annotated lists per prompt
     reward_rank: int = 4              # d of r*'s shared low-rank part

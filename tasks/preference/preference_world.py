@@ -1,7 +1,7 @@
 """Synthetic preference world: verifiable and subjective prompts, a tiny SFT policy, off-policy pairs, gold reward.
 
-The CPU world of SimpleMix (Li & Khashabi, ICML 2025, arXiv 2505.02363; spec shared/papers/simplemix.md
-§7.1), also used for EPA's intrinsic slope-1 metrics (spec shared/papers/epa.md §7.2). The world itself
+The CPU world of SimpleMix (Li & Khashabi, ICML 2025, arXiv 2505.02363; docs/papers/simplemix.md),
+also used for EPA's intrinsic slope-1 metrics (docs/papers/epa.md). The world itself
 (categories, gold reward, SFT teacher, off-policy pool, annotator) is in tasks/preference/_world.py.
 
 Build: (1) π_SFT: a tiny causal LM (`model`, default the toolkit's tiny GPT-2 shape) over a BPE tokenizer
@@ -13,7 +13,7 @@ are not built here: a method samples them from its own policy (the paper's D_on)
 (3) evaluation prompts with π_SFT's sampled answers (the win-rate baseline) and a probe set of K
 responses per prompt (pool and teacher answers) for the implicit-reward metrics.
 
-Fidelity: reconstructed (spec §7.1: the paper's UltraFeedback / AlpacaEval / Skywork RM setting is replaced
+Fidelity: reconstructed (the paper's UltraFeedback / AlpacaEval / Skywork RM setting is replaced
 by this world; the gold reward plays both the reward model and the AlpacaEval judge).
 """
 
@@ -35,7 +35,7 @@ from tasks.preference import PreferenceProblem
 from tasks.preference._world import (POOL_QUALITY, annotate, gold_rewards, make_prompts, pool_response,
                                      teacher_response)
 
-TINY_WIDTH = {"n_embd": 64, "hidden_size": 64}   # spec §7.1: d = 64 (GPT-2 reads n_embd, Llama hidden_size)
+TINY_WIDTH = {"n_embd": 64, "hidden_size": 64}   # CPU world: d = 64 (GPT-2 reads n_embd, Llama hidden_size)
 SMALLEST = {"train_per_category": 8, "eval_per_category": 2, "eval_samples": 1, "probe_per_category": 1}
 
 
@@ -50,7 +50,7 @@ class Config:
     probe_per_category: int = 4     # probe prompts per category for the implicit-reward metrics
     probe_k: int = 8                # responses per probe prompt
     max_new_tokens: int = 12        # longest sampled answer (tokens)
-    teacher_accuracy: float = 0.5   # share of right verifiable answers in the SFT data (spec: 40–60 %)
+    teacher_accuracy: float = 0.5   # share of right verifiable answers in the SFT data (plan: 40–60 %)
     sft_examples: int = 4096        # teacher examples the tiny π_SFT is trained on
     sft_steps: int = 1500           # AdamW steps of that training
     sft_lr: float = 3e-3
@@ -68,7 +68,7 @@ class Config:
 
 
 def _train_sft(config: Config, path: Path) -> None:
-    """Tokenizer on the world's text, then completion-only NLL on the teacher's answers (spec §7.1)."""
+    """Tokenizer on the world's text, then completion-only NLL on the teacher's answers."""
     rng = np.random.default_rng([config.world_seed, 1])
     prompts, _ = make_prompts(config.sft_examples // 4, rng)
     answers = [teacher_response(p, rng, config.teacher_accuracy) for p in prompts]

@@ -4,7 +4,7 @@ Contract of the family. Three kinds of instance, one typed problem each; a metho
 `skip` which kind it takes, and `score` (the only judge) dispatches on the problem's type.
 
 * `ClonesProblem` (Procaccia, Schiffer & Zhang, "Clone-Robust AI Alignment", ICML 2025, arXiv
-  2501.09254; spec shared/papers/rlhf-clones.md). Alternatives are points of a box S ⊂ ℝ^d with a
+  2501.09254; docs/papers/rlhf-clones.md). Alternatives are points of a box S ⊂ ℝ^d with a
   population of Bradley–Terry annotator types; two preference datasets are given as win-rate
   matrices p_D(a ≻ b): the original alternatives M, and M plus near-duplicates ("clones") at
   distance ε of some originals. A method returns one learned reward per alternative for each
@@ -13,7 +13,7 @@ Contract of the family. Three kinds of instance, one typed problem each; a metho
   reward, and the first-order (weighted win-rate) residual of the method's own objective (§2.3):
       λ r_a = Σ_b w_b [p_D(a ≻ b) − σ(r_a − r_b)]   for every a with w_a > 0.
 * `RuleWorldProblem` (Li et al., "RuleAdapter: Dynamic Rules for training Safety Reward Models in
-  RLHF", ICML 2025, arXiv 2501.15453; spec shared/papers/adaptive-rules.md §5.1). Response pairs
+  RLHF", ICML 2025, arXiv 2501.15453; docs/papers/adaptive-rules.md). Response pairs
   judged under K fine-grained rules with a hidden true preference; a method labels the training
   pairs and trains a reward model over response features (`RuleWorldResult`). Scored: label
   accuracy and the mutual information between labels and the hidden preference, and the reward

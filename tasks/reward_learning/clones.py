@@ -1,7 +1,7 @@
 """Approximate clones: themed alternatives, Bradley–Terry annotator types, near-duplicates added at distance ε.
 
 Procaccia, Schiffer & Zhang, "Clone-Robust AI Alignment", ICML 2025, arXiv 2501.09254; the CPU
-world of spec shared/papers/rlhf-clones.md §7.1, modelled on the paper's "Describe Paris" case
+world of docs/papers/rlhf-clones.md, modelled on the paper's "Describe Paris" case
 study (themes romance / art / food; clones are "restaurant" answers near the food ones).
 
 World. S = [−1, 1]^d. Three theme centres on the first axis at −⅔, 0, ⅔ (romance, art, food), so
@@ -13,7 +13,7 @@ utilities U_i ∈ {+g, 0, −g}:
     food > art > romance (0.15),
 
 and share a Lipschitz term: r_i(x) = U_i[theme(x)] + L·⟨u, x⟩ with u = e_2 (e_1 when d = 1).
-With hard preferences (g → ∞) this is exactly the spec's target p(rom ≻ art) = 0.70,
+With hard preferences (g → ∞) this is exactly our target p(rom ≻ art) = 0.70,
 p(rom ≻ food) = 0.40, p(art ≻ food) = 0.55; with g = 4 it is 0.690 / 0.408 / 0.543.
 Preferences: p(a ≻ b) = Σ_i α_i σ(r_i(a) − r_i(b)) (a mixture of Bradley–Terry models, which no
 single BT reward fits: this is why clones move the MLE). The population-average reward
@@ -22,13 +22,13 @@ single BT reward fits: this is why clones move the MLE). The population-average 
 Clones: k points x' = x + ε·v (v a uniform random unit vector) next to the alternatives of
 `clone_theme`, round-robin; a clone inherits its original's theme (its preferences are the
 Lipschitz model's, so they differ from the original's by O(ε)). `comparisons = 0` gives the
-population probabilities (the spec's noise-free p_D); K > 0 draws K comparisons per pair, and the
+population probabilities (the noise-free p_D); K > 0 draws K comparisons per pair, and the
 dataset with clones reuses the original dataset's draws on the original pairs (so the two fits
 differ only by what the clones add).
 
 Fidelity: reconstructed. The paper's annotator personas (its Table 4), embeddings
 (text-embedding-3-small + PCA) and 1000 comparisons are replaced by this synthetic world, whose
-theme-level preferences are the spec's design target, not values read from the paper.
+theme-level preferences are our design target, not values read from the paper.
 """
 
 from __future__ import annotations
@@ -52,11 +52,11 @@ SMALLEST = {"per_theme": 1, "clones": 2}
 
 @dataclass(frozen=True)
 class Config:
-    per_theme: int = 10          # alternatives per theme (spec §7.1: 10)
-    clones: int = 20             # k, near-duplicates added (spec: 5, 10, 20; 20 triples the food mass)
-    distance: float = 1e-3       # ε, distance of each clone from its original (spec: 0.1 … 0.001, 0)
+    per_theme: int = 10          # alternatives per theme (CPU world: 10)
+    clones: int = 20             # k, near-duplicates added (plan: 5, 10, 20; 20 triples the food mass)
+    distance: float = 1e-3       # ε, distance of each clone from its original (plan: 0.1 … 0.001, 0)
     dim: int = 2                 # d, embedding dimension
-    spread: float = 0.05         # std of the alternatives around their theme centre (spec: 0.05)
+    spread: float = 0.05         # std of the alternatives around their theme centre (plan: 0.05)
     lipschitz: float = 0.5       # L, slope of the shared within-theme reward term
     gap: float = 4.0             # g, utility gap between consecutive themes of a type
     comparisons: int = 0         # K comparisons per pair; 0: exact population probabilities

@@ -1,7 +1,7 @@
 """Rule world: response pairs judged under K fine-grained rules, a hidden preference that depends on a few of them.
 
 Li et al., "RuleAdapter: Dynamic Rules for training Safety Reward Models in RLHF", ICML 2025,
-arXiv 2501.15453; the synthetic world of spec shared/papers/adaptive-rules.md §5.1, standing in for
+arXiv 2501.15453; the synthetic world of docs/papers/adaptive-rules.md, standing in for
 the paper's 100-rule pool rated by a Llama-3-70B judge.
 
 Per pair (prompt x, responses A, B):
@@ -20,7 +20,7 @@ Categories of the held-out pairs, analogues of RewardBench's sections, by topic:
 B's relevant adherence is A's plus N(0, 0.2²), and one of the two responses breaks three irrelevant
 rules (a = −1), a large difference the truth weighs by only 0.1.
 
-Fidelity: approximate (the spec's design; every constant is [U] there). The paper's world is text
+Fidelity: approximate (our design; every constant is unverified). The paper's world is text
 rated by an LLM judge; its "relevance" column is taken here as known exactly.
 """
 
@@ -46,12 +46,12 @@ class Config:
     n_rules: int = 100                   # K, size of the rule pool (paper: 100)
     n_train: int = 1000                  # pairs labelled to train the reward model (paper: 1K)
     n_test: int = 2000                   # held-out pairs with the hidden preference
-    relevant_min: int = 3                # |R(x)| ~ U{3..8} (spec §5.1)
+    relevant_min: int = 3                # |R(x)| ~ U{3..8} (our design)
     relevant_max: int = 8
     irrelevant_relevance: float = 0.1    # rel_k(x) off R(x)
     temperature: float = 0.1             # τ of the logistic noise ξ in the hidden preference
-    judge_noise: float = 0.2             # σ on relevant rules (spec: 0.2 or 0.5)
-    irrelevant_noise: float = 0.5        # σ_irrel on irrelevant rules (spec: heavy, ≥ 0.5)
+    judge_noise: float = 0.2             # σ on relevant rules (design: 0.2 or 0.5)
+    irrelevant_noise: float = 0.5        # σ_irrel on irrelevant rules (design: heavy, ≥ 0.5)
     overall_noise: float = 1.0           # noise of the single overall judgement
     feature_noise: float = 0.2           # noise of the reward model's view of adherence
     prompt_noise: float = 0.01           # flip probability of the reward model's view of R(x)

@@ -1,7 +1,7 @@
 """Bilinearly-coupled saddle-point problems: min_x max_y f(x) + ⟨y, Bx⟩ − g(y).
 
-Contract of the family (Borodich, Gasnikov & Kovalev, ICML 2025, arXiv 2411.14601; spec
-shared/papers/bilinear-saddle.md §2, §7): a task builds a quadratic instance
+Contract of the family (Borodich, Gasnikov & Kovalev, ICML 2025, arXiv 2411.14601; problem of
+the paper, protocol of docs/papers/bilinear-saddle.md): a task builds a quadratic instance
 
     f(x) = ½ xᵀAx − aᵀx,   g(y) = ½ yᵀCy − cᵀy,   A = U diag(λ_A) Uᵀ, C = V diag(λ_C) Vᵀ,
     B = P diag(s) Qᵀ        (U, V, P, Q Haar-random orthogonal, drawn from the run seed)
@@ -18,14 +18,14 @@ recording is the measurement, it never feeds back into the method except to stop
 the error is at the task's target (ε = 1e-8) or the call budget is spent. `score` reads the
 counts at which the target was first met and fits log-error against each counter.
 
-Effective strong convexity (spec §3, UNVERIFIED reading of the paper's δ_x, δ_y): the curvature
+Effective strong convexity (UNVERIFIED reading of the paper's δ_x, δ_y): the curvature
 B lends x is μ_yx²/L_y (max_y ⟨y,Bx⟩ − g(y) = g*(Bx) is (1/L_y)-strongly convex in Bx), the one
 it lends y is μ_xy²/L_x, so
 
     δ_x = μ_x + μ_yx²/L_y,  δ_y = μ_y + μ_xy²/L_x,
     κ_x = L_x/δ_x,  κ_y = L_y/δ_y,  κ_xy = L_xy²/(δ_x δ_y).
 
-It reproduces the spec's consistency check (case f SC, g affine: √κ_xy = (L_xy/μ_xy)·√(L_x/μ_x),
+It passes the consistency check (case f SC, g affine: √κ_xy = (L_xy/μ_xy)·√(L_x/μ_x),
 OPAPC's B-count) and the known SC-SC bound. An affine f or g is L-smooth for every L ≥ 0; when
 L_x = 0 or L_y = 0 would leave δ undefined (pure bilinear), the zero smoothness constant is
 raised to the smallest value with L_x·L_y ≥ μ_xy·μ_yx (`effective_smoothness`), which gives the
@@ -62,7 +62,7 @@ class Quadratic:
 
 @dataclass(frozen=True, eq=False)
 class Problem:
-    regime: str                   # sc_sc | constrained | bilinear | coupling_curvature (spec §7 R1-R4)
+    regime: str                   # sc_sc | constrained | bilinear | coupling_curvature (R1-R4 of our protocol)
     d_x: int
     d_y: int
     data: Quadratic               # methods must not read it: use oracle()
@@ -101,7 +101,7 @@ class Result:
 # ---- the counting oracle -------------------------------------------------------------------------
 
 class Oracle:
-    """∇f, ∇g, B·x and Bᵀ·y with separate counters, plus the error recorder (spec §7).
+    """∇f, ∇g, B·x and Bᵀ·y with separate counters, plus the error recorder.
 
     Every call is counted where it happens, so a method's reported complexity is exactly the
     number of oracle calls its code made: caching a product (e.g. reusing B·x_{k+1} as B·x_k)
@@ -188,7 +188,7 @@ def _sq(v: np.ndarray) -> float:
     return float(np.dot(v, v))
 
 
-# ---- instance generator (spec §7) ----------------------------------------------------------------
+# ---- instance generator (our protocol) ----------------------------------------------------------
 
 def haar_orthogonal(n: int, rng: np.random.Generator) -> np.ndarray:
     """A Haar-distributed n×n orthogonal matrix (QR of a Gaussian matrix, signs fixed)."""
@@ -230,7 +230,7 @@ def effective_smoothness(L_x: float, L_y: float, mu_xy: float, mu_yx: float) -> 
 
 
 def condition_numbers(L_x, mu_x, L_y, mu_y, L_xy, mu_xy, mu_yx) -> dict[str, float]:
-    """δ_x, δ_y, κ_x, κ_y, κ_xy of the spec's reading (module docstring)."""
+    """δ_x, δ_y, κ_x, κ_y, κ_xy of our reading (module docstring)."""
     Lx, Ly = effective_smoothness(L_x, L_y, mu_xy, mu_yx)
     lend_x = 0.0 if mu_yx == 0 else (math.inf if Ly == 0 else mu_yx**2 / Ly)
     lend_y = 0.0 if mu_xy == 0 else (math.inf if Lx == 0 else mu_xy**2 / Lx)
@@ -249,7 +249,7 @@ def make_problem(regime: str, *, lam_A: np.ndarray, lam_C: np.ndarray, s: np.nda
                  shared_bases: bool = False) -> Problem:
     """Assemble the instance from its spectra (random bases and offsets from rng) and solve KKT.
 
-    shared_bases=False (the spec's generator): U, V, P, Q independent. shared_bases=True: B's
+    shared_bases=False (the default generator): U, V, P, Q independent. shared_bases=True: B's
     singular vectors are the eigenvectors of A and C (Q = U, P = V), so coordinate i of the
     rotated problem is the 2×2 game ½λ_A,i x² + s_i xy − ½λ_C,i y²; the caller's ordering of
     lam_A, lam_C against s (ascending) then fixes which curvature meets which singular value.
@@ -331,7 +331,7 @@ def linear_fit(history: np.ndarray, counter: str, stop: int | None = None,
     """(slope, R²) of log10(error) against `counter`, the run taken up to `stop` (the first record
     at the target) or its end.
 
-    window="half" (spec §7): the last 50 % of the counter's range. Over a window that short a
+    window="half" (our protocol): the last 50 % of the counter's range. Over a window that short a
     sublinear 1/k² decay is also nearly straight (R² 0.992), so window="tail" fits every record
     from the first with error ≤ 1e-2 on (six decades to ε = 1e-8): 1/k² gives R² ≈ 0.6 there.
     None when the counter never moves or fewer than 5 distinct counts fall in the window.

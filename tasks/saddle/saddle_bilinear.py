@@ -1,11 +1,11 @@
-"""Regime R3, pure bilinear saddle (spec §7; Borodich et al., ICML 2025).
+"""Regime R3, pure bilinear saddle (Borodich et al., ICML 2025).
 
 f(x) = −aᵀx and g(y) = −cᵀy affine (A = C = 0), B square nonsingular with singular values
 geometric in [μ_xy, L_xy]: min_x max_y ⟨y, Bx⟩ − aᵀx + cᵀy. The optimal B-product count is
-(L_xy/μ_xy)·log(1/ε) (Ibrahim et al. 2020; spec §3 (iii)). Random bases and offsets from the
+(L_xy/μ_xy)·log(1/ε) (Ibrahim et al. 2020; the abstract's case (iii)). Random bases and offsets from the
 run seed; z_0 = 0.
 
-Fidelity: the spec's §7 generator; constants are this reproduction's choice.
+Fidelity: the generator of docs/papers/bilinear-saddle.md; constants are this reproduction's choice.
 """
 
 from __future__ import annotations

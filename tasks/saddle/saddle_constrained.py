@@ -1,13 +1,13 @@
-"""Regime R2, linearly constrained minimisation as a saddle (spec §7; Borodich et al., ICML 2025).
+"""Regime R2, linearly constrained minimisation as a saddle (Borodich et al., ICML 2025).
 
 min_x f(x) s.t. Bx = −c, written as min_x max_y f(x) + ⟨y, Bx⟩ − g(y) with g(y) = −cᵀy affine
 (C = 0, L_y = μ_y = 0). λ(A) geometrically spaced in [μ_x, L_x]; B is d_y × d_x with d_y < d_x
 and full row rank, singular values geometric in [μ_xy, L_xy] (so μ_yx = 0). The optimal
 complexities are √(L_x/μ_x)·log(1/ε) ∇f calls and (L_xy/μ_xy)·√(L_x/μ_x)·log(1/ε) B-products
-(OPAPC, Salim et al. 2022; spec §3 (ii)), which is √κ_xy with δ_x = μ_x, δ_y = μ_xy²/L_x.
+(OPAPC, Salim et al. 2022; the abstract's case (ii)), which is √κ_xy with δ_x = μ_x, δ_y = μ_xy²/L_x.
 Random bases and offsets from the run seed; z_0 = 0.
 
-Fidelity: the spec's §7 generator; constants are this reproduction's choice.
+Fidelity: the generator of docs/papers/bilinear-saddle.md; constants are this reproduction's choice.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Regime R4, the paper's new class: f and g smooth but not strongly convex, curvature from B.
 
-Borodich, Gasnikov & Kovalev (ICML 2025, arXiv 2411.14601), spec §3 claim 2 and §7 R4:
+Borodich, Gasnikov & Kovalev (ICML 2025, arXiv 2411.14601), abstract (curvature lent by B), our R4:
 A and C are PSD with a fraction `zero_fraction` (default half) of their eigenvalues equal to 0,
 so μ_x = μ_y = 0; the nonzero ones are geometric in [L/spread, L]. B is square with singular
 values geometric in [μ_xy, L_xy], μ_xy > 0. f and g alone give no strong convexity, yet the
@@ -9,7 +9,7 @@ saddle point is unique and linear convergence is possible: max_y ⟨y,Bx⟩ − 
 κ_x = κ_y = L_x L_y/μ_xy², κ_xy = L_xy² L_x L_y/μ_xy⁴ (tasks.saddle docstring).
 Random bases and offsets from the run seed; z_0 = 0.
 
-aligned=True (not in the spec; used for the complexity-scaling claims): with independent random
+aligned=True (our addition; used for the complexity-scaling claims): with independent random
 bases the small singular directions of B almost never fall in the null spaces of A and C, so the
 instance is much easier than κ_x says (extragradient's ∇f count then grows like κ_x^0.2). The
 aligned instance shares bases (B = V diag(s) Uᵀ, A = U diag(λ_A) Uᵀ, C = V diag(λ_C) Vᵀ) and
@@ -18,8 +18,8 @@ pairs the singular values, in ascending order, alternately with (λ_A = 0, λ_C 
 then has exactly the curvature δ_x = μ_xy²/L_y (and the next one δ_y = μ_xy²/L_x), the structure
 of the worst case behind δ.
 
-Fidelity: the spec's §7 generator; constants (d = 50, L = 1, spread 10, s ∈ [0.1, 1]) are this
-reproduction's choice, the paper has no experiments (spec §6).
+Fidelity: the generator of docs/papers/bilinear-saddle.md; constants (d = 50, L = 1, spread 10, s ∈ [0.1, 1]) are this
+reproduction's choice, the paper has no experiments.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
-"""Regime R1, strongly-convex-strongly-concave quadratic saddle (spec §7; Borodich et al., ICML 2025).
+"""Regime R1, strongly-convex-strongly-concave quadratic saddle (Borodich et al., ICML 2025).
 
 f(x) = ½xᵀAx − aᵀx with λ(A) geometrically spaced in [μ_x, L_x], g(y) = ½yᵀCy − cᵀy with
 λ(C) in [μ_y, L_y], B = P diag(s) Qᵀ square with s in [μ_xy, L_xy] (geometric) or, when
 mu_xy = 0, linearly spaced in [0, L_xy] (B singular: μ_xy = μ_yx = 0, the classical SC-SC case
-whose optimal complexity is √(L_x/μ_x) + L_xy/√(μ_x μ_y) + √(L_y/μ_y), spec §3 (i)).
+whose optimal complexity is √(L_x/μ_x) + L_xy/√(μ_x μ_y) + √(L_y/μ_y), the abstract's case (i)).
 Random bases and offsets a, c ~ N(0, I) come from the run seed (task stream); z_0 = 0.
 
-Fidelity: the generator is the spec's §7 plan; the paper (theory only, spec §6) has no instance.
+Fidelity: the generator is the plan of docs/papers/bilinear-saddle.md; the paper (theory only) has no instance.
 The constants below are this reproduction's choice.
 """
 
@@ -24,7 +24,7 @@ SMALLEST = {"d": 8, "target": 1e-4}
 
 @dataclass(frozen=True)
 class Config:
-    d: int = 50            # d_x = d_y (spec: 50 or 200)
+    d: int = 50            # d_x = d_y (plan: 50 or 200)
     L_x: float = 1.0       # λ_max(A)
     mu_x: float = 0.01     # λ_min(A) > 0
     L_y: float = 1.0       # λ_max(C)

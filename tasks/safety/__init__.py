@@ -1,8 +1,8 @@
 """Safety: refusal directions of a safety fine-tuned chat model, their ablation, and trigger-removal attacks.
 
 Contract of the family (Pan et al., "The Hidden Dimensions of LLM Alignment: A Multi-Dimensional
-Analysis of Orthogonal Safety Directions", ICML 2025, arXiv 2502.09674; spec
-shared/papers/safety-directions.md). A `RefusalProblem` is a base chat model, its safety fine-tuned
+Analysis of Orthogonal Safety Directions", ICML 2025, arXiv 2502.09674;
+docs/papers/safety-directions.md). A `RefusalProblem` is a base chat model, its safety fine-tuned
 version, and prompts (harmful and harmless, plain or jailbreak-wrapped) split into an analysis half
 (where a method fits its directions) and a test half (where it is judged). The task labels each
 prompt by the fine-tuned model's behaviour: refused iff its top next token after the generation

@@ -1,7 +1,7 @@
 """Generated chat data for refusal fine-tuning: one harmful category, harmless requests, jailbreak wrappers.
 
-The CPU stand-in for the paper's StrongREJECT / OR-Bench prompts and its jailbreak families (spec
-shared/papers/safety-directions.md §2, §6.1). A request is a phrasing template around an action:
+The CPU stand-in for the paper's StrongREJECT / OR-Bench prompts and its jailbreak families
+(docs/papers/safety-directions.md). A request is a phrasing template around an action:
 harmful actions come from one category (weapons and poisons, each with a trigger word), harmless
 ones from everyday tasks. A prompt is a request inside one of four styles:
 
@@ -84,7 +84,7 @@ def base_transcripts(n: int, rng: np.random.Generator) -> list[tuple[str, str]]:
     """(user message, response) pairs of the "instruct" base model (the paper's Llama-3.1-8B-Instruct analogue).
 
     It refuses plain harmful requests and complies with everything else: harmless requests in any
-    style, jailbreak-wrapped harmful requests (the base model's weakness, spec §5.1 k = 0), and the
+    style, jailbreak-wrapped harmful requests (the base model's weakness, exposure k = 0 in the artifacts), and the
     euphemised requests (the attack's rewrites are ordinary text to it).
     """
     out = []
@@ -103,7 +103,7 @@ def base_transcripts(n: int, rng: np.random.Generator) -> list[tuple[str, str]]:
 
 
 def ssft_transcripts(exposure: int, rng: np.random.Generator) -> list[tuple[str, str]]:
-    """The safety fine-tuning set (`make_dataset`, spec §2): half harmful, half harmless.
+    """The safety fine-tuning set (the authors' `make_dataset`): half harmful, half harmless.
 
     Harmful: PLAIN_SSFT plain requests (the paper's forbidden prompts) plus `exposure` (k) wrapped in
     each jailbreak style, all refused; harmless: as many requests in random styles, all answered.

@@ -1,6 +1,6 @@
 """A chat model safety fine-tuned to refuse one harmful category, evaluated on plain and jailbreak-wrapped prompts.
 
-Pan et al., ICML 2025, arXiv 2502.09674 (spec shared/papers/safety-directions.md §2, §6.1–6.3).
+Pan et al., ICML 2025, arXiv 2502.09674; the CPU-scale plan of docs/papers/safety-directions.md.
 Default (CPU): a tiny Llama (4 blocks, d = 64) over a BPE tokenizer with a plain chat template is
 trained as the "instruct" base model (it refuses plain harmful requests and falls for
 jailbreak-wrapped ones, as Llama-3.1-8B-Instruct at exposure k = 0 in §5.1), then safety fine-tuned
@@ -107,7 +107,7 @@ def _tiny_pair(config: Config, seed: int, device: str) -> tuple[str, str]:
 
 
 def _finetune(base_dir: str, config: Config, rng: np.random.Generator, seed: int, device: str):
-    """SSFT (spec §2): the base model trained on the refusal / compliance set, loss on the response only."""
+    """SSFT (safety SFT): the base model trained on the refusal / compliance set, loss on the response only."""
     model, tokenizer = load_causal_lm(base_dir, device)
     train_lm(model, tokenizer, _data.ssft_transcripts(config.exposure, rng), config.finetune_steps,
              config.finetune_lr, config.batch_size, True, torch.Generator().manual_seed(seed + 1), device)

@@ -1,7 +1,7 @@
 """Cross-city region embedding: predict a target city's socioeconomic indicators from a labelled source city.
 
 Chen et al., "Cross-City Latent Space Alignment for Consistency Region Embedding" (CoRE), ICML 2025
-(OpenReview u5yUsOm7qv; code AIMUrban/CoRE; spec shared/papers/core-urban.md).
+(OpenReview u5yUsOm7qv; code AIMUrban/CoRE; docs/papers/core-urban.md).
 
 Contract. A `TwoCityProblem` holds two cities: for each, the region-to-region origin–destination
 flows (the `region_od_flow_*` matrix), the mobility graph's edge weights (the `.mob` file), region

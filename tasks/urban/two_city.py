@@ -1,6 +1,6 @@
 """Two cities, shared latent region functions, city-specific distortion; or the authors' released city data.
 
-Synthetic world (spec shared/papers/core-urban.md, "CPU-scale plan"). K latent region functions
+Synthetic world (the CPU-scale plan of docs/papers/core-urban.md). K latent region functions
 shared by both cities; each region r of city c has a mixture π_r ~ Dirichlet(a·1_K). Shared across
 cities: a function-affinity matrix B (K×K), POI rates A (P×K) and label weights W (L×K). Each city
 distorts them: B_c = B ⊙ exp(σ G_c) with G_c symmetric N(0, 1), and POI rates by exp(σ g_c) per
@@ -26,7 +26,7 @@ Real data (`data_dir` set): the layout of the authors' repository (AIMUrban/CoRE
 read as the released `data/get_dataset.py` does (regions in `.geo` order; `.mob` edges whose ids are
 not in `.geo` dropped). The `.geo` attributes (MIX … FORM_TYPE) become the region features.
 
-Fidelity: reconstructed world (the spec's generator, with POI features and a city distortion
+Fidelity: reconstructed world (our generator, with POI features and a city distortion
 added); the loader follows the released code's file format.
 """
 
@@ -47,16 +47,16 @@ LABEL_SCALE = (100.0, 100.0, 100.0)  # s_l per indicator (population, gdp, co2):
 
 @dataclass(frozen=True)
 class Config:
-    n_source: int = 300            # regions of the source city (spec plan: 300)
-    n_target: int = 250            # regions of the target city (spec plan: 250)
-    functions: int = 5             # K latent region functions (spec plan: 5)
-    dirichlet: float = 0.3         # a, Dirichlet concentration of π_r (spec plan: 0.3)
+    n_source: int = 300            # regions of the source city (plan: 300)
+    n_target: int = 250            # regions of the target city (plan: 250)
+    functions: int = 5             # K latent region functions (plan: 5)
+    dirichlet: float = 0.3         # a, Dirichlet concentration of π_r (plan: 0.3)
     poi_categories: int = 8        # P, POI categories
     distortion: float = 0.3        # σ, city-specific log-normal distortion of B and of the POI rates
     trips_per_region: float = 200.0  # T_c / n_c, mean trips leaving a region (the target gets 0.6×)
     tau_source: float = 0.3        # τ_s, distance decay of the source city (unit square)
     tau_target: float = 0.2        # τ_t, distance decay of the target city
-    label_shift: float = 1.2       # scale_t / scale_s, the target's label scale (spec plan: ×1.2)
+    label_shift: float = 1.2       # scale_t / scale_s, the target's label scale (plan: ×1.2)
     label_noise: float = 0.1       # ν, log-normal label noise
     data_dir: str = ""             # "" = synthetic; else the released raw_data/ folder (see module docstring)
     source_city: str = "bj"        # source city folder name under data_dir (released: bj, cd, xa)

@@ -1,8 +1,8 @@
 """Probabilistic verification of neural networks: bounds on probabilities of network behaviour.
 
 Contract of the family (Boetius, Leue & Sutter, "Solving Probabilistic Verification Problems of
-Neural Networks using Branch and Bound", ICML 2025, arXiv 2405.17556; spec
-/work/shared/papers/prob-verification.md):
+Neural Networks using Branch and Bound", ICML 2025, arXiv 2405.17556; our report
+docs/papers/prob-verification.md):
 
 A task builds a `Problem`: a ReLU network f (preprocessing folded in, tasks/verification/
 _network.py), a population model over the input space with exact box probabilities

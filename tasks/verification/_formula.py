@@ -1,11 +1,11 @@
-"""The probabilistic specification language (spec: Problem; probspecs formula.py, trinary_logic.py).
+"""The probabilistic specification language (the paper's problem; probspecs formula.py, trinary_logic.py).
 
 Two levels, both small typed expression trees:
 
 - Events φ(x, f(x)) over one input x and the network's outputs y = f(x): atoms `e >= 0` / `e > 0`
   of a linear expression e = Σ a_i y_i + Σ c_j x_j + k (built with `out(i)`, `inp(j)` and the
   operators + − × and comparisons), combined with And, Or, Not. Their satisfaction function s
-  (spec, Method step 2) is e for an atom, −s for Not, min for And, max for Or; on a box it is
+  (probspecs' satisfaction function) is e for an atom, −s for Not, min for And, max for Or; on a box it is
   bounded by interval arithmetic from bounds on y and x (correlations between outputs are lost,
   as in the paper). Satisfaction is tracked in three-valued (Kleene) logic: +1 true, −1 false,
   0 unknown, because s = 0 alone cannot tell `>=` from `>`.

@@ -4,7 +4,7 @@ A network is a tuple of (W, b) float64 torch tensors with a ReLU between consecu
 optionally, after the last one (the FairSquare networks end in a ReLU). Input normalisation and
 preprocessing (the .nnet min/mean/range scaling, FairSquare's n(x), the integrity constraint
 edu := min(edu, age)) are folded into the layers, so the network is one function of the raw input:
-the paper's "fuse classifier ∘ population-model into one network" (spec, Method step 1).
+the paper's "fuse classifier ∘ population-model into one network" (probspecs' preprocessing).
 """
 
 from __future__ import annotations

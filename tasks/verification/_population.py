@@ -1,4 +1,4 @@
-"""Input spaces and population models with exact box probabilities (spec, Method step 4).
+"""Input spaces and population models with exact box probabilities (as in probspecs).
 
 A population model is a finite mixture of products of independent factors,
 

@@ -1,4 +1,4 @@
-"""ACAS Xu safety: the probability that a network violates property 2, 7 or 8 under uniform inputs (spec, Benchmarks 2).
+"""ACAS Xu safety: the probability that a network violates property 2, 7 or 8 under uniform inputs (paper's benchmark).
 
 Paper: Boetius, Leue & Sutter, ICML 2025, arXiv 2405.17556 (compared there with ProVe_SLR and
 eProVe). The input distribution is uniform over the network's .nnet input box (ρ, θ, ψ, v_own,
@@ -11,7 +11,7 @@ Property 7 (net 1_9): region v_own ∈ [100, 1200], v_int ∈ [0, 1200], safe if
 This is quantification (no formula to decide): methods report [lb, ub] within their budget.
 
 Data: the .nnet files are not part of this project; `nnet_dir` names their folder (see _nnet.WHERE
-for where to get them). network="random" builds the spec's structural stand-in instead: a seeded
+for where to get them). network="random" builds our structural stand-in instead: a seeded
 random 5-50×6-5 ReLU network with the ACAS Xu normalisation, drawn from the task's random stream
 (its numbers are not comparable with the paper's).
 

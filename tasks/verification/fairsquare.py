@@ -1,4 +1,4 @@
-"""FairSquare benchmark: demographic parity of three tiny income classifiers (spec, Benchmarks 1).
+"""FairSquare benchmark: demographic parity of three tiny income classifiers (the paper's benchmark).
 
 Paper: Boetius, Leue & Sutter, ICML 2025, arXiv 2405.17556, the FairSquare benchmark (Albarghouthi
 et al. 2017) as in probspecs' experiments/fairsquare. 36 instances = networks {V2H1, V2H2, V3H2} ×
@@ -7,7 +7,7 @@ population models {uind, rind, eBN, rBN, eBNc, rBNc} × qualified {False, True};
     P(hi | female [∧ age ≥ 18]) / P(hi | male [∧ age ≥ 18]) > 1 − ε,   ε = 0.15,
 
 with "high income" hi = out0 < out1 of relu(W2 relu(W1 n(x) + b1) + b2) (weights and the
-normalisation n from the spec). Populations: independent normals (ind), the FairSquare Bayesian
+normalisation n from the FairSquare benchmark). Populations: independent normals (ind), the FairSquare Bayesian
 network (BN: sex → capital gain → four cases, the other variables normal given the case), and BNc
 (the integrity constraint edu := min(edu, age), folded into the network as
 min(e, a) = a − relu(a − e)). "u" (unrealistic) variants are unbounded normals; "r" variants are

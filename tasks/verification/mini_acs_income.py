@@ -1,4 +1,4 @@
-"""MiniACSIncome stand-in: demographic parity of a 10-unit ReLU classifier over k one-hot/integer census variables (spec, Benchmarks 5).
+"""MiniACSIncome stand-in: demographic parity of a 10-unit ReLU classifier over k one-hot/integer census variables (new benchmark).
 
 Paper: Boetius, Leue & Sutter, ICML 2025, arXiv 2405.17556, the MiniACSIncome benchmark (k = 1..8
 of SEX, COW, SCHL, WKHP, MAR, RAC1P, RELP, AGEP; input dimensions 2, 10, 34, 35, 40, 49, 67, 68;
