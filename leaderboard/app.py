@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -24,8 +25,9 @@ from leaderboard import queries
 
 VIEWS = ("overview", "task", "paper", "runs")
 TTL_S = 10  # new runs appear within this many seconds (or at once with the refresh button)
+REPORTS = Path(__file__).resolve().parent.parent / "docs" / "papers"  # our per-paper reports (a source checkout)
 VERDICT_COLORS = {"reproduced": "#2e7d32", "partially": "#f9a825", "not reproduced": "#c62828",
-                  "insufficient seeds": "#6d4c41", "not run": "#9e9e9e"}
+                  "inconclusive": "#6a1b9a", "insufficient seeds": "#6d4c41", "not run": "#9e9e9e"}
 
 
 def _db_url() -> str:
@@ -157,9 +159,14 @@ def paper_page(url: str, registry: Registry) -> None:
         return
     st.header(paper.title)
     st.caption(f"{', '.join(paper.authors)} · {paper.venue} · arXiv {paper.arxiv} · code: {paper.code or 'not public'}")
+    report = REPORTS / f"{slug}.md"
+    if report.is_file():
+        with st.expander(f"reproduction report (docs/papers/{slug}.md)"):
+            st.markdown(report.read_text(encoding="utf-8"))
     st.dataframe(pd.DataFrame([{"method": m, "fidelity": info.get("fidelity"), "deviations": info.get("deviations", "")}
                                for m, info in paper.methods.items()]), hide_index=True)
-    st.dataframe(pd.DataFrame([{"claim": v.claim.id, "verdict": v.verdict, "kind": v.claim.kind,
+    st.dataframe(pd.DataFrame([{"claim": v.claim.id, "verdict": v.verdict,
+                                "kind": v.claim.kind if v.claim.role == "claim" else f"{v.claim.role}: {v.claim.kind}",
                                 "scale": v.claim.scale, "paper": v.paper_text, "ours": v.ours_text,
                                 "why": v.detail} for v in verdicts]), hide_index=True)
     for v in verdicts:

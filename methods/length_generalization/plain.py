@@ -50,12 +50,12 @@ def seed_of(ctx: RunContext) -> int:
 
 
 def solve_lm(problem: LMProblem, config, alpha: float, extra_fraction: float, last_only: bool,
-             ctx: RunContext) -> LMResult:
+             ctx: RunContext, divergence: str = "symmetric_kl") -> LMResult:
     """Shared by plain (α = 0) and long_short_alignment."""
     model = _lm.build_model(config.model, problem, config.rope_theta, seed_of(ctx), ctx.device)
     model, snapshots = _lm.train(problem, model, steps=config.steps, batch_size=config.batch_size, lr=config.lr,
                                  alpha=alpha, extra_fraction=extra_fraction, last_only=last_only,
-                                 checkpoints=config.checkpoints, ctx=ctx)
+                                 checkpoints=config.checkpoints, ctx=ctx, divergence=divergence)
     vocab = problem.vocab_size
     return LMResult(log_probs=_lm.predictor(model, vocab, ctx.device),
                     checkpoints=tuple((step, _lm.predictor(m, vocab, ctx.device)) for step, m in snapshots))

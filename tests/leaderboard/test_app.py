@@ -70,6 +70,16 @@ def test_paper_page_shows_verdicts_and_links_to_runs(url, monkeypatch):
     assert any("?view=runs&run_key=" in m.value for m in app.markdown)
 
 
+def test_paper_page_renders_the_reproduction_report_and_marks_the_world_control(url, monkeypatch):
+    app = _run(url, monkeypatch, view="paper", paper="logo")
+    assert any(e.label == "reproduction report (docs/papers/logo.md)" for e in app.expander)
+    assert any("## Claims and verdicts" in m.value for m in app.markdown)
+    verdicts = app.dataframe[1].value
+    kinds = dict(zip(verdicts["claim"], verdicts["kind"]))
+    assert kinds["long-context-training-shows-a-gain"] == "control: ordering"
+    assert kinds["logo-beats-sft-long-context"] == "ordering"
+
+
 def test_unknown_paper_is_a_message(url, monkeypatch):
     app = _run(url, monkeypatch, view="paper", paper="no-such-paper")
     assert "unknown paper 'no-such-paper'" in app.error[0].value

@@ -9,16 +9,19 @@ from tests.leaderboard.paper_cli import bench, cpu_scale_verdicts
 
 PAPER = "long-short-alignment"
 
-# Regression pin (commit "length_generalization family"), 1 seed: mean-prediction MSE ratio n=50/n=10 2.85; length
-# prediction MSE at n = 50: plain 1.52e3 (log-log slope on 20..50: 3.24), OutRep 523; topic_lm at 4× l_train: misalignment plain 5.18 > α=0.1 4.65 >
-# α=1 1.15; accuracy plain 0.235 vs α=0.1 0.231, NLL 2.69 vs 2.77 (α=1: 4.93); checkpoint correlations of plain with the
-# long-length loss: misalignment 0.9775, training loss 0.977 (advantage 0.0006 < 0.05).
+# Regression pin, 1 seed (the claims use 3: the same verdicts, measured with bench reproduce --scale cpu in 14 min on
+# 2 workers): mean-prediction MSE ratio n=50/n=10 2.85; length prediction MSE at n = 50: plain 1.52e3 (log-log slope
+# on 20..50: 3.25), OutRep 523; topic_lm with the symmetric-KL regulariser (the default since plain SCE, = 2H on
+# aligned outputs, drove the entropy down: α = 1 gave a long-length NLL of 4.93, worse than uniform), at 4× l_train:
+# SCE misalignment plain 5.18, α=0.1 5.23, α=1 5.40 (no longer lowered: SCE's entropy terms are no longer trained
+# away); accuracy plain 0.235 vs α=0.1 0.234, NLL 2.69 vs 2.71 (α=1: 2.77); checkpoint correlations of plain with the
+# long-length loss: advantage 0.0006 < 0.05.
 EXPECTED = {
     "mean-prediction-extrapolates": "reproduced",
     "length-prediction-fails": "reproduced",
     "length-error-grows-quadratically": "reproduced",
     "outrep-repairs-length-prediction": "reproduced",
-    "regulariser-lowers-misalignment": "reproduced",
+    "regulariser-lowers-misalignment": "not reproduced",
     "regulariser-improves-long-length-accuracy": "not reproduced",
     "regulariser-lowers-long-length-loss": "not reproduced",
     "over-regularisation-hurts": "reproduced",

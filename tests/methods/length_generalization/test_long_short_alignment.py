@@ -43,15 +43,26 @@ def test_overlap_pairs_end_at_the_same_absolute_token(l_extra):
     assert not torch.allclose(shifted_p, log_q[:, : 10 - l_extra])
 
 
-def test_with_no_extra_tokens_the_branches_are_identical_and_the_loss_is_twice_the_entropy():
+def test_with_no_extra_tokens_the_branches_are_identical_and_the_misalignment_is_zero():
     x = torch.as_tensor(np.random.default_rng(0).integers(0, 7, size=(3, 10)))
     model = PositionModel(7)
     _, l_mis = _lm.misalignment_loss(model, x, 10, 0, 7)
-    log_p = torch.log_softmax(model(x).logits, -1)
-    two_h = -2 * (log_p.exp() * log_p).sum(-1).mean()
-    torch.testing.assert_close(l_mis, two_h)
+    assert l_mis.item() == 0.0                                       # the symmetric KL of identical outputs
     _, shifted = _lm.misalignment_loss(model, torch.cat([x, x[:, :2]], 1), 10, 2, 7)
     assert shifted > 0
+    # plain SCE (the option) is twice the entropy on identical outputs, not 0
+    _, sce = _lm.misalignment_loss(model, x, 10, 0, 7, divergence="sce")
+    log_p = torch.log_softmax(model(x).logits, -1)
+    torch.testing.assert_close(sce, -2 * (log_p.exp() * log_p).sum(-1).mean())
+
+
+def test_symmetric_kl_is_sce_minus_both_entropies_and_matches_a_hand_computed_value():
+    p, q = torch.tensor([0.5, 0.25, 0.25]), torch.tensor([0.25, 0.5, 0.25])
+    # (0.25)(ln 2) + (−0.25)(−ln 2) + 0 = 0.5 ln 2
+    torch.testing.assert_close(_lm.symmetric_kl_loss(p.log(), q.log()), torch.tensor(0.5 * np.log(2), dtype=torch.float32))
+    entropy = lambda d: -(d * d.log()).sum()
+    torch.testing.assert_close(_lm.symmetric_kl_loss(p.log(), q.log()),
+                               _lm.sce_loss(p.log(), q.log()) - entropy(p) - entropy(q))
 
 
 def test_last_position_only_keeps_the_final_overlap_pair():
