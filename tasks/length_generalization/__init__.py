@@ -156,11 +156,17 @@ def sce(log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
     return -(np.exp(log_p) * log_q).sum(-1) - (np.exp(log_q) * log_p).sum(-1)
 
 
-def misalignment(predict: Predictor, tokens: np.ndarray, train_length: int) -> float:
-    """L_misalign of `predict` on held-out rows (m, ≥ l_train), exact over the uniform pairs (l1, l2)."""
+def symmetric_kl(log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
+    """KL(P‖Q) + KL(Q‖P) = SCE(P, Q) − H(P) − H(Q) over the last axis: 0 when P = Q."""
+    return ((np.exp(log_p) - np.exp(log_q)) * (log_p - log_q)).sum(-1)
+
+
+def misalignment(predict: Predictor, tokens: np.ndarray, train_length: int, divergence=sce) -> float:
+    """L_misalign of `predict` on held-out rows (m, ≥ l_train), exact over the uniform pairs (l1, l2); the metric
+    uses SCE (the paper's form), `divergence=symmetric_kl` the long_short_alignment regulariser's default."""
     lengths = range(max(train_length // 2, 1), train_length + 1)
     final = np.stack([predict(tokens[:, -l:])[:, -1] for l in lengths])  # (n_lengths, m, V): g(x[−l:])
-    pair = sce(final[:, None], final[None, :])  # (n_lengths, n_lengths, m)
+    pair = divergence(final[:, None], final[None, :])  # (n_lengths, n_lengths, m)
     return float(pair.mean())
 
 
