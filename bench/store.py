@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable
@@ -151,10 +152,24 @@ def make_engine(url: str) -> Engine:
         raise BenchError(f"no driver for {parsed.drivername}: {exc}; install it (e.g. pip install psycopg)") from None
 
 
-def _enable_wal(engine: Engine) -> None:
-    if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:"):
-        with engine.connect() as connection:
-            connection.exec_driver_sql("PRAGMA journal_mode=WAL")
+def _enable_wal(engine: Engine, wait_s: float = 30.0) -> None:
+    """Switch a SQLite store to WAL (persistent in the file). Changing the journal mode needs the file to
+    itself, and SQLite answers "database is locked" at once, without its busy handler, while another driver
+    that opened the new store at the same moment holds it: so retry with backoff, and skip once it is WAL."""
+    if engine.dialect.name != "sqlite" or engine.url.database in (None, "", ":memory:"):
+        return
+    deadline, pause = time.monotonic() + wait_s, 0.01
+    while True:
+        try:
+            with engine.connect() as connection:
+                if connection.exec_driver_sql("PRAGMA journal_mode").scalar() != "wal":
+                    connection.exec_driver_sql("PRAGMA journal_mode=WAL")
+            return
+        except OperationalError as exc:
+            if "locked" not in str(exc.orig) or time.monotonic() > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(2 * pause, 0.5)
 
 
 def _alembic_config(connection):
