@@ -423,8 +423,7 @@ def _print_verdicts(paper, verdicts) -> None:
         table.add_column(col, overflow="fold")
     for v in verdicts:
         color = colors.get(v.verdict, "dim")
-        kind = v.claim.kind if v.claim.role == "claim" else f"{v.claim.role}: {v.claim.kind}"
-        table.add_row(v.claim.id, kind, v.claim.scale, v.paper_text, v.ours_text,
+        table.add_row(v.claim.id, v.claim.kind_label, v.claim.scale, v.paper_text, v.ours_text,
                       f"[{color}]{v.verdict}[/{color}]", v.detail)
     out.print(table)
 

@@ -165,8 +165,7 @@ def paper_page(url: str, registry: Registry) -> None:
             st.markdown(report.read_text(encoding="utf-8"))
     st.dataframe(pd.DataFrame([{"method": m, "fidelity": info.get("fidelity"), "deviations": info.get("deviations", "")}
                                for m, info in paper.methods.items()]), hide_index=True)
-    st.dataframe(pd.DataFrame([{"claim": v.claim.id, "verdict": v.verdict,
-                                "kind": v.claim.kind if v.claim.role == "claim" else f"{v.claim.role}: {v.claim.kind}",
+    st.dataframe(pd.DataFrame([{"claim": v.claim.id, "verdict": v.verdict, "kind": v.claim.kind_label,
                                 "scale": v.claim.scale, "paper": v.paper_text, "ours": v.ours_text,
                                 "why": v.detail} for v in verdicts]), hide_index=True)
     for v in verdicts:

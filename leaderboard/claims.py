@@ -87,6 +87,11 @@ class Claim:
     gates: tuple[str, ...] = ()        # a control's: the ids of the claims measured in its world
     why: str = ""                      # a check's: why it holds by construction
 
+    @property
+    def kind_label(self) -> str:
+        """The kind as tables show it: "ordering" for a claim, "control: ordering" for a control."""
+        return self.kind if self.role == "claim" else f"{self.role}: {self.kind}"
+
 
 @dataclass(frozen=True)
 class Paper:
@@ -162,7 +167,7 @@ def load_paper(registry: Registry, slug: str) -> Paper:
         raise BenchError(f"{path}: expected a mapping with title, methods and a list of claims")
     sections = {role: data.get(f"{role}s") or [] for role in ("claim", "control", "check")}
     if not all(isinstance(c, dict) for entries in sections.values() for c in entries):
-        raise BenchError(f"{path}: every claim and control must be a mapping with id, kind, metric, cells, expect")
+        raise BenchError(f"{path}: every claim, control and check must be a mapping with id, kind, metric, cells, expect")
     methods = data.get("methods") or {}
     for name, info in methods.items():
         registry.listing("method", name)
