@@ -441,6 +441,8 @@ def reproduce(
     scale: Annotated[Optional[Scale], typer.Option(help="Claims to run: cpu (cpu-full, cpu-reduced), paper or all "
                                                         "(default: all for one paper, cpu with --all).")] = None,
     seeds: Annotated[Optional[int], typer.Option(help="Seeds per cell (default: each claim's own).")] = None,
+    controls: Annotated[bool, typer.Option("--controls", help="Also run each claim's negative control (the cells "
+                                                               "where it must not hold).")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List the cells, run nothing.")] = False,
     runner: Annotated[str, typer.Option(help="local or ray.")] = "local",
     address: Annotated[Optional[str], typer.Option(help="Ray: none starts a local Ray, auto joins a running one.")] = None,
@@ -465,7 +467,7 @@ def reproduce(
     registry = _registry()
     papers = [load_paper(registry, slug) for slug in (registry.papers() if all_ else [paper])]
     chosen = (scale or (Scale.cpu if all_ else Scale.all)).value
-    cells = cache_first(claim_cells(papers, registry, chosen, seeds=seeds))
+    cells = cache_first(claim_cells(papers, registry, chosen, seeds=seeds, controls=controls))
     if dry_run:
         for cell in cells:
             out.print(f"{cell.run_key[:12]}  {cell.label()}  method_config={dict(cell.method_config)}  "

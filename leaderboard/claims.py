@@ -9,13 +9,14 @@ Claim kinds:
             `min_gap` asks for at least that gap (negative: non-inferiority, where a tie holds);
             with per-group paper values that are off, "partially".
             Per-seed criteria, paired by seed between adjacent groups (the specs' "≥ 4/5 seeds, gap > 1 SE"):
+            `min_ratio: r` each mean is r times the previous one in the claimed direction (positive means).
             `seeds_holding: k` the ordering (with min_gap: that gap) holds in at least k of the claim's seeds
             (the same share when judged at another seed count); `margin_se: m` the mean paired gap in
             the claimed direction exceeds m standard errors (m < 0: non-inferiority, gap ≥ m SE), replacing
             the plain comparison of means.
   rate      a log-log slope within expect {slope: s, tolerance: d}: of a curve over a step range
             (`curve`, `x_range`), or of the metric across cell groups against `x_metric`.
-Verdicts: reproduced, not reproduced, partially, inconclusive, not run, insufficient seeds. Each
+Verdicts: reproduced, not reproduced, partially, uninformative, inconclusive, not run, insufficient seeds. Each
 states the scale it was measured at (paper-scale | cpu-full | cpu-reduced) and, in words, how our
 setting differs from the paper's.
 
@@ -24,6 +25,13 @@ oracle or upper-bound setting that the metric must separate from the baseline, j
 claim. Each names the claims measured in its world (`gates: [ids]`); when the control fails, those
 claims are "inconclusive" (the world could not have shown the effect), whatever their own criterion
 gave, which the detail still reports. Controls are never counted among the paper's claims.
+
+Negative controls (a claim's own `control:`, with `cells:` and `why:`) are the settings under which the claim
+must NOT hold: the paper's method swapped for the baseline it is claimed to beat, the mechanism switched
+off, a world without the property the method exploits. The claim's own criterion (kind, metric, expect,
+seeds) is judged on those cells; when it passes there too, the claim could not tell the paper's effect
+from its absence and its verdict is "uninformative" (never counted as reproduced). A CPU-scale claim
+without a possible control says why in `control_none:`; `bench claims --check` asks for one or the other.
 
 Sanity checks (the file's `checks:` list) are properties that hold by construction or by an identity
 (a projection's bound, a mixing share the code sets): judged like claims, shown with the reason they
@@ -46,7 +54,8 @@ from bench.store import Store
 from runners.grid import Entry, make_cell
 
 KINDS = ("value", "bound", "ordering", "rate")
-ORDERING_KEYS = ("order", "slack", "min_gap", "tolerance", "seeds_holding", "margin_se")
+ORDERING_KEYS = ("order", "slack", "min_gap", "min_ratio", "tolerance", "seeds_holding", "margin_se")
+CPU_SCALES = ("cpu-full", "cpu-reduced")
 SCALES = ("paper-scale", "cpu-full", "cpu-reduced")
 FIDELITIES = ("faithful", "reconstructed", "approximate")
 
@@ -86,6 +95,14 @@ class Claim:
     role: str = "claim"                # "control" (a positive control of the world) or "check" (module docstring)
     gates: tuple[str, ...] = ()        # a control's: the ids of the claims measured in its world
     why: str = ""                      # a check's: why it holds by construction
+    control: tuple[CellGroup, ...] = ()  # a claim's negative control: the cells where it must not hold
+    control_why: str = ""              # what the control removes, and why the claim must fail there
+    control_none: str = ""             # a claim's reason that no control setting exists
+
+    def negative_control(self) -> "Claim":
+        """The claim's criterion on its control cells (the same kind, metric, expect and seeds)."""
+        return replace(self, id=f"{self.id} (control)", groups=self.control, role="negative control",
+                       control=(), differences="")
 
     @property
     def kind_label(self) -> str:
@@ -114,6 +131,7 @@ class Verdict:
     paper_text: str
     detail: str
     seeds_found: int
+    control: str = "none"  # the negative control: none (the claim has none), not run, fails (as it must), passes
 
 
 def _group(raw: dict, claim_id: str) -> CellGroup:
@@ -144,6 +162,7 @@ def _claim(raw: dict, defaults: dict, role: str = "claim") -> Claim:
     cells = [cells] if isinstance(cells, dict) else cells
     if not cells:
         raise BenchError(f"claim {cid!r}: needs cells")
+    control, control_why, control_none = _negative_control(raw, role, cid)
     x_range = merged.get("x_range")
     return Claim(
         id=cid, statement=merged.get("statement", ""), kind=kind, metric=merged.get("metric", ""),
@@ -153,7 +172,31 @@ def _claim(raw: dict, defaults: dict, role: str = "claim") -> Claim:
         differences=merged.get("differences", ""), curve=merged.get("curve"),
         x_range=tuple(float(x) for x in x_range) if x_range else None, x_metric=merged.get("x_metric"),
         role=role, gates=tuple(gates) if role == "control" else (), why=str(raw.get("why") or ""),
+        control=control, control_why=control_why, control_none=control_none,
     )
+
+
+def _negative_control(raw: dict, role: str, cid: str) -> tuple[tuple[CellGroup, ...], str, str]:
+    """A claim's `control: {why, cells}` or `control_none: reason` (never both; never on a control or a check)."""
+    control, none = raw.get("control"), raw.get("control_none")
+    if control is None and none is None:
+        return (), "", ""
+    if role != "claim":
+        raise BenchError(f"{role} {cid!r}: control and control_none belong to a claim (the file's claims: list)")
+    if control is not None and none is not None:
+        raise BenchError(f"claim {cid!r}: give control (the cells where the claim must fail) or control_none "
+                         "(why there are none), not both")
+    if none is not None:
+        if not isinstance(none, str) or not none.strip():
+            raise BenchError(f"claim {cid!r}: control_none must say why no control setting exists")
+        return (), "", none.strip()
+    if not isinstance(control, dict) or set(control) != {"why", "cells"} or not str(control["why"] or "").strip():
+        raise BenchError(f"claim {cid!r}: control needs exactly why (what it removes) and cells (where the claim must fail)")
+    cells = control["cells"]
+    cells = [cells] if isinstance(cells, dict) else cells
+    if not cells:
+        raise BenchError(f"claim {cid!r}: control needs cells")
+    return tuple(_group(c, cid) for c in cells), str(control["why"]).strip(), ""
 
 
 def load_paper(registry: Registry, slug: str) -> Paper:
@@ -193,7 +236,7 @@ def load_paper(registry: Registry, slug: str) -> Paper:
 def _validate(claim: Claim, registry: Registry, path) -> None:
     if claim.kind == "ordering":
         _validate_ordering(claim, path)
-    for group in claim.groups:
+    for group in (*claim.groups, *claim.control):
         registry.listing("method", group.method)
         family = registry.declared_metrics(registry.listing("task", group.task).family)
         reason = registry.incompatibility(group.method, group.task)
@@ -218,8 +261,10 @@ def _validate_ordering(claim: Claim, path) -> None:
         raise BenchError(f"{where}: seeds_holding must be an integer in 1..{claim.seeds} (the claim's seeds), got {k!r}")
     if "margin_se" in expect and claim.seeds < 2:
         raise BenchError(f"{where}: margin_se needs a standard error, so seeds >= 2 (got {claim.seeds})")
-    if len({"slack", "min_gap", "margin_se"} & set(expect)) > 1:
-        raise BenchError(f"{where}: give one of slack, min_gap, margin_se (how the means must differ), not several")
+    if len({"slack", "min_gap", "min_ratio", "margin_se"} & set(expect)) > 1:
+        raise BenchError(f"{where}: give one of slack, min_gap, min_ratio, margin_se (how the means must differ), not several")
+    if "min_ratio" in expect and not (isinstance(expect["min_ratio"], (int, float)) and expect["min_ratio"] > 1):
+        raise BenchError(f"{where}: min_ratio must be a number above 1 (how many times better), got {expect['min_ratio']!r}")
 
 
 def group_cells(group: CellGroup, registry: Registry, seeds: int, check: bool = False) -> list[Cell]:
@@ -237,9 +282,15 @@ def group_cells(group: CellGroup, registry: Registry, seeds: int, check: bool = 
     return [Cell(group.method, group.task, s, dict(method_config), dict(task_config)) for s in range(seeds)]
 
 
-def paper_cells(paper: Paper, registry: Registry, seeds: int | None = None) -> list[Cell]:
-    """Every cell the paper's claims need (unique, in claim order), built and checked by the Configs."""
-    cells = [c for claim in paper.claims for g in claim.groups
+def claim_groups(claim: Claim, controls: bool = False) -> tuple[CellGroup, ...]:
+    """A claim's cell groups, with its negative control's when `controls`."""
+    return (*claim.groups, *claim.control) if controls else claim.groups
+
+
+def paper_cells(paper: Paper, registry: Registry, seeds: int | None = None, controls: bool = True) -> list[Cell]:
+    """Every cell the paper's claims (and, by default, their negative controls) need: unique, in claim order,
+    built and checked by the Configs."""
+    cells = [c for claim in paper.claims for g in claim_groups(claim, controls)
              for c in group_cells(g, registry, seeds or claim.seeds, check=True)]
     return list(dict.fromkeys(cells))
 
@@ -315,6 +366,8 @@ class _Judge:
             holds, criteria = self._margin(order, float(expect["margin_se"]))
         elif "min_gap" in expect:
             holds, criteria = self._min_gap(means, order, float(expect["min_gap"]))
+        elif "min_ratio" in expect:
+            holds, criteria = self._min_ratio(means, order, float(expect["min_ratio"]))
         else:
             holds = all(_ordered(a, b, order, slack) for a, b in zip(means, means[1:]))
             criteria = [f"{order}" + (f" with {slack:.0%} slack" if slack else "")]
@@ -355,6 +408,15 @@ class _Judge:
         gaps = [_sign(order) * (b - a) for a, b in zip(means, means[1:])]
         holds = all(_clears(g, min_gap) for g in gaps)
         return holds, [f"{order} by ≥ {min_gap:g} on the means: gap {', '.join(_fmt(g) for g in gaps)}"]
+
+    @staticmethod
+    def _min_ratio(means: list[float], order: str, ratio: float) -> tuple[bool, list[str]]:
+        """Each mean is at least `ratio` times better than the previous one (increasing: b ≥ ratio·a; decreasing:
+        a ≥ ratio·b), the specs' "≥ 5× lower"; both means must be positive for a ratio to mean anything."""
+        ratios = [(b / a if order == "increasing" else a / b) if a > 0 and b > 0 else float("nan")
+                  for a, b in zip(means, means[1:])]
+        holds = all(np.isfinite(r) and r >= ratio for r in ratios)
+        return holds, [f"{order} by ≥ {ratio:g}× on the means: {', '.join(f'{r:.3g}×' for r in ratios)}"]
 
     def _seeds_holding(self, order: str, slack: float, needed: int) -> tuple[bool, str]:
         """Per adjacent pair, the seeds in which the claimed relation holds (with min_gap: by that gap in the seed)."""
@@ -440,7 +502,33 @@ def evaluate_paper(paper: Paper, store: Store, registry: Registry, seeds: int | 
     verdicts = [replace(v, detail=f"sanity check, cannot fail by construction ({v.claim.why}); {v.detail}")
                 if v.claim.role == "check" else v for v in verdicts]
     gate = {gated: v for v in verdicts if v.claim.role == "control" for gated in v.claim.gates}
-    return [_gated(v, gate[v.claim.id]) if v.claim.id in gate else v for v in verdicts]
+    verdicts = [_gated(v, gate[v.claim.id]) if v.claim.id in gate else v for v in verdicts]
+    return [_against_control(v, store, registry, seeds) if v.claim.control else v for v in verdicts]
+
+
+HOLDS = ("reproduced", "partially")
+PENDING = ("not run", "insufficient seeds")
+
+
+def _against_control(verdict: Verdict, store: Store, registry: Registry, seeds: int | None) -> Verdict:
+    """The claim's verdict in the light of its negative control: a claim that also holds where it must not is
+    uninformative; the detail says how the control came out either way."""
+    claim = verdict.claim
+    control = _Judge(claim.negative_control(), store, registry, seeds or claim.seeds).verdict()
+    cells = ", ".join(g.label() for g in claim.control)
+    if control.verdict in PENDING:
+        note = f"negative control ({cells}) not run yet: `bench reproduce --controls` runs it"
+        return replace(verdict, detail=f"{note}; {verdict.detail}", control="not run")
+    measured = f"{control.ours_text}: {control.detail.split('; measured at')[0]}"
+    if control.verdict in HOLDS and verdict.verdict in HOLDS:
+        return replace(verdict, verdict="uninformative", control="passes",
+                       detail=f"the claim also holds on its negative control ({cells}; {claim.control_why}), where "
+                              f"it must not ({measured}): it cannot tell the effect from its absence; the claim's own "
+                              f"criterion gave {verdict.verdict}: {verdict.detail}")
+    outcome = "passes" if control.verdict in HOLDS else "fails"
+    note = ("negative control fails as it must" if outcome == "fails" else "negative control also passes") + \
+        f" ({cells}: {measured})"
+    return replace(verdict, detail=f"{note}; {verdict.detail}", control=outcome)
 
 
 def _gated(verdict: Verdict, control: Verdict) -> Verdict:
@@ -500,7 +588,7 @@ class PaperOverview:
     error: str | None = None
 
 
-VERDICTS = ("reproduced", "partially", "not reproduced", "inconclusive", "insufficient seeds", "not run")
+VERDICTS = ("reproduced", "partially", "not reproduced", "uninformative", "inconclusive", "insufficient seeds", "not run")
 
 
 def overview(store: Store, registry: Registry) -> list[PaperOverview]:

@@ -30,20 +30,22 @@ from bench.models import Run
 from bench.registry import Registry
 from bench.spec import Cell, canonical_json
 from bench.store import Store
-from leaderboard.claims import Paper, group_cells
+from leaderboard.claims import Paper, claim_groups, group_cells
 
 SCALE_CHOICES = {"cpu": ("cpu-full", "cpu-reduced"), "paper": ("paper-scale",),
                  "all": ("cpu-full", "cpu-reduced", "paper-scale")}
 CACHE_ROOT = Path("~/.cache/icml2025-bench")  # where every family's Config puts its cache by default
 
 
-def claim_cells(papers: Iterable[Paper], registry: Registry, scale: str, seeds: int | None = None) -> list[Cell]:
-    """The unique cells of every claim at `scale` (cpu, paper or all), in paper and claim order."""
+def claim_cells(papers: Iterable[Paper], registry: Registry, scale: str, seeds: int | None = None,
+                controls: bool = False) -> list[Cell]:
+    """The unique cells of every claim at `scale` (cpu, paper or all), in paper and claim order; with
+    `controls`, their negative controls' cells too."""
     if scale not in SCALE_CHOICES:
         raise BenchError(f"unknown scale {scale!r}; allowed: {', '.join(SCALE_CHOICES)}")
     wanted = SCALE_CHOICES[scale]
     cells = [cell for paper in papers for claim in paper.claims if claim.scale in wanted
-             for group in claim.groups for cell in group_cells(group, registry, seeds or claim.seeds)]
+             for group in claim_groups(claim, controls) for cell in group_cells(group, registry, seeds or claim.seeds)]
     return list(dict.fromkeys(cells))
 
 

@@ -246,8 +246,10 @@ def test_a_strict_win_by_the_smallest_margin_still_counts(tmp_path, toy_registry
 @pytest.mark.parametrize("expect,message", [
     ("{order: increasing, seeds_holding: 4}", "seeds_holding must be an integer in 1..3"),
     ("{order: increasing, seeds_holding: 0.5}", "seeds_holding must be an integer"),
-    ("{order: increasing, margin_se: 1, slack: 0.1}", "one of slack, min_gap, margin_se"),
-    ("{order: increasing, min_gap: 0.1, slack: 0.1}", "one of slack, min_gap, margin_se"),
+    ("{order: increasing, margin_se: 1, slack: 0.1}", "one of slack, min_gap, min_ratio, margin_se"),
+    ("{order: increasing, min_gap: 0.1, slack: 0.1}", "one of slack, min_gap, min_ratio, margin_se"),
+    ("{order: increasing, min_ratio: 2, min_gap: 0.1}", "one of slack, min_gap, min_ratio, margin_se"),
+    ("{order: increasing, min_ratio: 0.5}", "min_ratio must be a number above 1"),
     ("{order: increasing, seeds: 4}", "unknown expect key"),
     ("{order: upwards}", "order must be increasing or decreasing"),
 ])
@@ -351,3 +353,83 @@ def test_bad_checks_are_caught(tmp_path, toy_registry, entry, message):
     registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
     with pytest.raises(BenchError, match=message):
         load_paper(registry, "toy-paper")
+
+
+NEGATIVE = PER_SEED + """
+  - id: beats-with-a-control-that-fails
+    cells: *up
+    expect: {order: increasing, min_gap: 1.0}
+    control: {why: the noise that makes the gap is gone, cells: [{method: toy_noisy, task: toy_target, method_config: {noise: 0.01}}, {method: toy_noisy, task: toy_target, method_config: {noise: 0.02}}]}
+  - id: beats-with-a-control-that-passes
+    cells: *up
+    expect: {order: increasing, min_gap: 1.0}
+    control: {why: any larger noise also wins, cells: *down}
+  - id: fails-anyway
+    cells: *up
+    expect: {order: increasing, min_gap: 5.0}
+    control: {why: any larger noise also wins, cells: *down}
+  - id: control-never-run
+    cells: *up
+    expect: {order: increasing}
+    control: {why: never run, cells: [{method: toy_noisy, task: toy_target, method_config: {noise: 0.3}}, {method: toy_noisy, task: toy_target}]}
+  - {id: no-control-possible, cells: *up, expect: {order: increasing}, control_none: an identity of the metric}
+"""
+
+
+def test_a_claim_that_also_holds_on_its_negative_control_is_uninformative(tmp_path, toy_registry, store):
+    # claim: 0.6 -> 2.1 (gap 1.5 >= 1). Controls: 0.01 -> 0.02 with errors 0.6 -> 0.65 (gap 0.05 < 1: fails as it
+    # must); *down: 2.1 -> 4.0 (gap 1.9 >= 1: passes, so that claim is uninformative)
+    table = {**PER_SEED_VALUES, 0.02: [0.55, 0.65, 0.75]}
+    verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, table, text=NEGATIVE)
+    good = verdicts["beats-with-a-control-that-fails"]
+    assert good.verdict == "reproduced" and good.control == "fails"
+    assert good.detail.startswith("negative control fails as it must (toy_noisy(noise=0.01), toy_noisy(noise=0.02)")
+    assert "gap 0.05" in good.detail
+    bad = verdicts["beats-with-a-control-that-passes"]
+    assert bad.verdict == "uninformative" and bad.control == "passes"
+    assert "also holds on its negative control" in bad.detail and "gap 1.9" in bad.detail
+    assert "own criterion gave reproduced" in bad.detail
+    # a claim that fails on its own stays not reproduced whatever its control gives
+    assert verdicts["fails-anyway"].verdict == "not reproduced" and verdicts["fails-anyway"].control == "fails"
+    pending = verdicts["control-never-run"]
+    assert pending.verdict == "reproduced" and pending.control == "not run"
+    assert "`bench reproduce --controls` runs it" in pending.detail
+    assert verdicts["no-control-possible"].control == "none" and verdicts["no-control-possible"].claim.control_none
+
+
+def test_negative_control_cells_are_run_with_the_claims_seeds(tmp_path, toy_registry):
+    (tmp_path / "toy-paper.yaml").write_text(NEGATIVE)
+    registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    paper = load_paper(registry, "toy-paper")
+    noises = lambda cells: {c.method_config["noise"] for c in cells}
+    assert noises(paper_cells(paper, registry, controls=False)) == {0.01, 0.1, 0.5, 0.2}
+    with_controls = paper_cells(paper, registry)
+    assert noises(with_controls) == {0.01, 0.1, 0.5, 0.2, 0.02, 0.3}
+    assert {c.seed for c in with_controls if c.method_config["noise"] == 0.3} == {0, 1, 2}
+
+
+def test_min_ratio_on_the_means(tmp_path, toy_registry, store):
+    text = PER_SEED + """
+  - {id: three-times, cells: *up, expect: {order: increasing, min_ratio: 3}}
+  - {id: four-times, cells: *up, expect: {order: increasing, min_ratio: 4}}
+  - {id: five-times-lower, cells: [{method: toy_noisy, task: toy_target}, {method: toy_noisy, task: toy_target, method_config: {noise: 0.01}}], expect: {order: decreasing, min_ratio: 3}}
+"""
+    verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, PER_SEED_VALUES, text=text)
+    assert verdicts["three-times"].verdict == "reproduced" and "3.5×" in verdicts["three-times"].detail  # 2.1 / 0.6
+    assert verdicts["four-times"].verdict == "not reproduced"
+    assert verdicts["five-times-lower"].verdict == "reproduced"  # 2.1 -> 0.6 is 3.5x lower
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda t: t.replace("control_none: an identity of the metric", "control_none: ''"), "control_none must say why"),
+    (lambda t: t.replace("    control: {why: never run,", "    control_none: x\n    control: {why: never run,"), "not both"),
+    (lambda t: t.replace("control: {why: never run, cells:", "control: {cells:"), "control needs exactly why"),
+    (lambda t: t.replace("method_config: {noise: 0.3}", "method_config: {nois: 0.3}"), "unknown config key 'nois'"),
+    (lambda t: t + "checks:\n  - {id: chk, why: code, cells: *up, expect: {order: increasing}, control_none: x}\n",
+     "control and control_none belong to a claim"),
+])
+def test_bad_negative_controls_are_caught(tmp_path, toy_registry, edit, message):
+    (tmp_path / "toy-paper.yaml").write_text(edit(NEGATIVE))
+    registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    with pytest.raises(BenchError, match=message):
+        paper_cells(load_paper(registry, "toy-paper"), registry, 1)
