@@ -40,7 +40,7 @@ def _peak_mem_mb() -> float:
 def execute(cell: Cell, registry: Registry, timeout_s: float | None = None) -> RunRecord:
     """Run one cell and return its record; exceptions become status 'failed' with the traceback."""
     started = time.time()
-    clock = time.perf_counter()
+    clock, cpu_clock = time.perf_counter(), time.process_time()
     record = RunRecord(cell=cell, status="failed", started_at=started)
     try:
         method = registry.method(cell.method)
@@ -66,5 +66,6 @@ def execute(cell: Cell, registry: Registry, timeout_s: float | None = None) -> R
     except Exception:  # noqa: BLE001 - any failure of a run is data, stored with its traceback
         record.status, record.error = "failed", traceback.format_exc()
     record.wall_s = time.perf_counter() - clock
+    record.cpu_s = time.process_time() - cpu_clock
     record.peak_mem_mb = _peak_mem_mb() if sys.platform != "win32" else None
     return record

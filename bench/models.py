@@ -48,6 +48,7 @@ class Run(Base):
     started_at: Mapped[datetime | None] = mapped_column(DateTime)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime)
     wall_s: Mapped[float | None] = mapped_column(Float)
+    cpu_s: Mapped[float | None] = mapped_column(Float)  # the process's CPU seconds, every thread
     peak_mem_mb: Mapped[float | None] = mapped_column(Float)
     runner: Mapped[str] = mapped_column(String(32))
     code_version: Mapped[str | None] = mapped_column(String(64))

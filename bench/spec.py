@@ -126,4 +126,5 @@ class RunRecord:
     error: str | None = None
     started_at: float | None = None  # unix time
     wall_s: float | None = None
+    cpu_s: float | None = None  # CPU seconds of the run's process (every thread): the cost on a shared machine
     peak_mem_mb: float | None = None

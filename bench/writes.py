@@ -152,7 +152,7 @@ def _row(record: RunRecord, runner: str, environment_id: int, code_version: str,
         task=cell.task, task_version=record.task_version, task_config=dict(cell.task_config), seed=int(cell.seed),
         hardware=cell.hardware, status=record.status, error=record.error, started_at=started,
         finished_at=datetime.now(timezone.utc).replace(tzinfo=None), wall_s=record.wall_s,
-        peak_mem_mb=record.peak_mem_mb, runner=runner, environment_id=environment_id, code_version=code_version,
+        cpu_s=record.cpu_s, peak_mem_mb=record.peak_mem_mb, runner=runner, environment_id=environment_id, code_version=code_version,
     )
 
 

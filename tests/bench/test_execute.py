@@ -18,6 +18,7 @@ def test_done_run_is_scored_by_the_family_with_curves(toy_registry):
     assert record.metrics["norm"] == pytest.approx(np.linalg.norm(target))
     assert record.curves["loss"] == [(1, 1.0), (2, 0.5), (3, 1 / 3)]
     assert record.wall_s >= 0 and record.peak_mem_mb > 0
+    assert 0 <= record.cpu_s  # the process's CPU time; several threads can make it exceed the wall time
 
 
 def test_same_seed_same_numbers_other_seed_other_numbers(toy_registry):

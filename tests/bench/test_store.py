@@ -12,7 +12,7 @@ def _record(seed=0, status="done", value=1.0):
     cell = Cell("m", "t", seed, {"c": 1.0}, {"beta": 0.01})
     return RunRecord(cell, status, task_version=1, metrics={"final_gap": value, "other": 2.0},
                      curves={"gap": [(1, 3.0), (10, 2.0)]}, error=None if status == "done" else "boom",
-                     started_at=1.7e9, wall_s=0.5, peak_mem_mb=100.0)
+                     started_at=1.7e9, wall_s=0.5, cpu_s=0.75, peak_mem_mb=100.0)
 
 
 def test_schema_head_matches_the_alembic_scripts():
@@ -41,6 +41,7 @@ def test_save_is_an_upsert_by_run_key(store):
     store.save(_record(value=0.25), runner="local")
     rows = store.runs()
     assert len(rows) == 1 and rows[0].status == "done" and rows[0].error is None
+    assert (rows[0].wall_s, rows[0].cpu_s) == (0.5, 0.75)
     assert store.metrics([rows[0].run_key]) == {rows[0].run_key: {"final_gap": 0.25, "other": 2.0}}
     assert store.curve(rows[0].run_key, "gap") == [(1, 3.0), (10, 2.0)]
     assert store.done_keys([rows[0].run_key, "x" * 64]) == {rows[0].run_key}
