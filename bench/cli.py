@@ -392,8 +392,8 @@ def claims(
     db: DbOption = None,
 ) -> None:
     """Each claim of a paper: the paper's value, ours, and the verdict."""
-    from bench.store import Store
     from leaderboard.claims import check_all, evaluate_paper, load_paper
+    from leaderboard.lock import read_lock
 
     if paper is not None and not paper.strip():
         raise BenchError("--paper is empty; give a paper slug (bench list papers) or leave --paper out for all")
@@ -409,16 +409,39 @@ def claims(
     slugs = [paper] if paper else registry.papers()
     for slug in slugs:
         registry.paper_path(slug)  # an unknown paper is refused before the store is opened
-    store = Store.open(db, create=False)
+    store = _store_or_empty(db)
     for slug in slugs:
-        _print_verdicts(load_paper(registry, slug), evaluate_paper(load_paper(registry, slug), store, registry))
+        paper_ = load_paper(registry, slug)
+        _print_verdicts(paper_, evaluate_paper(paper_, store, registry), lock=read_lock(slug))
+    if not paper:
+        _print_paper_counts([load_paper(registry, slug) for slug in slugs], store, registry, None)
 
 
-def _print_verdicts(paper, verdicts) -> None:
+def _store_or_empty(db):
+    """The store; where the default store does not exist yet (a fresh checkout), an empty one in memory, so that
+    the verdict locks' reference runs still show."""
+    from bench.store import DEFAULT_URL, Store, resolve_url
+
+    url = resolve_url(db)
+    if url == DEFAULT_URL and not Path(url[len("sqlite:///"):]).exists():
+        return Store.open("sqlite://")
+    return Store.open(db, create=False)
+
+
+def _print_verdicts(paper, verdicts, lock=None) -> None:
+    """The claims table; with a lock, a paper with nothing stored shows the lock's reference run (labelled) and a
+    stored verdict that differs from the lock says so."""
     from rich.table import Table
 
-    colors = {"reproduced": "green", "not reproduced": "red", "partially": "yellow", "inconclusive": "magenta"}
-    table = Table(title=f"{paper.slug}: {paper.title}", box=None, pad_edge=False, title_justify="left")
+    from leaderboard.lock import with_reference
+
+    verdicts, source = with_reference(verdicts, lock)
+    colors = {"reproduced": "green", "not reproduced": "red", "partially": "yellow", "inconclusive": "magenta",
+              "uninformative": "magenta"}
+    title = f"{paper.slug}: {paper.title}"
+    if source == "reference":
+        title += f"\n(nothing stored: the {lock.label}; re-run locally: bench reproduce {paper.slug} --scale cpu --controls)"
+    table = Table(title=title, box=None, pad_edge=False, title_justify="left")
     for col in ("claim", "kind", "scale", "paper", "ours", "verdict", "why"):
         table.add_column(col, overflow="fold")
     for v in verdicts:
@@ -443,6 +466,8 @@ def reproduce(
     seeds: Annotated[Optional[int], typer.Option(help="Seeds per cell (default: each claim's own).")] = None,
     controls: Annotated[bool, typer.Option("--controls", help="Also run each claim's negative control (the cells "
                                                                "where it must not hold).")] = False,
+    lock: Annotated[bool, typer.Option("--lock", help="Write each paper's verdict lock, leaderboard/verdicts/<slug>"
+                                                      ".yaml (implies --controls; at the claims' own seeds).")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List the cells, run nothing.")] = False,
     runner: Annotated[str, typer.Option(help="local or ray.")] = "local",
     address: Annotated[Optional[str], typer.Option(help="Ray: none starts a local Ray, auto joins a running one.")] = None,
@@ -455,6 +480,7 @@ def reproduce(
 
     from bench.store import Store
     from leaderboard.claims import evaluate_paper, load_paper
+    from leaderboard.lock import read_lock
     from leaderboard.reproduction import cache_build_seconds, cache_first, claim_cells, expected_costs
     from runners.grid import MAX_SEEDS
 
@@ -464,6 +490,9 @@ def reproduce(
         raise BenchError("give one paper slug or --all (bench list papers)")
     if seeds is not None and not 1 <= seeds <= MAX_SEEDS:
         raise BenchError(f"--seeds {seeds}: give 1 to {MAX_SEEDS} seeds per cell")
+    if lock and seeds is not None:
+        raise BenchError("--lock records the verdicts at each claim's own seeds: leave --seeds out")
+    controls = controls or lock
     registry = _registry()
     papers = [load_paper(registry, slug) for slug in (registry.papers() if all_ else [paper])]
     chosen = (scale or (Scale.cpu if all_ else Scale.all)).value
@@ -480,8 +509,10 @@ def reproduce(
     summary = _progress_runner(cells, store, registry, workers, timeout, force=False, runner=runner, address=address,
                                costs=expected_costs(store, cells))
     _report_summary(summary)
+    if lock:
+        _write_locks(papers, store, registry, chosen, summary)
     if not all_:
-        _print_verdicts(papers[0], evaluate_paper(papers[0], store, registry, seeds=seeds))
+        _print_verdicts(papers[0], evaluate_paper(papers[0], store, registry, seeds=seeds), lock=read_lock(papers[0].slug))
     else:
         _print_paper_counts(papers, store, registry, seeds)
         builds, build_s = cache_build_seconds(started)
@@ -492,26 +523,44 @@ def reproduce(
     _exit_on_failures(summary)
 
 
+def _write_locks(papers, store, registry, scale: str, summary) -> None:
+    """One verdict lock per paper, only when every cell finished (a lock of a partial run would pin its gaps)."""
+    from leaderboard.claims import evaluate_paper
+    from leaderboard.lock import make_lock, write_lock
+    from leaderboard.reproduction import SCALE_CHOICES
+
+    if set(summary.counts) - {"done", "skipped"}:
+        err.print("no verdict lock written: some cells did not finish (see the counts above); re-run to resume")
+        return
+    for paper in papers:
+        path = write_lock(make_lock(paper, evaluate_paper(paper, store, registry), store, registry, SCALE_CHOICES[scale]))
+        err.print(f"locked {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}", highlight=False)
+
+
 def _print_paper_counts(papers, store, registry, seeds) -> None:
-    """One row per paper: how many of its claims got each verdict (details: bench claims --paper SLUG)."""
+    """One row per paper and scale: how many of its claims got each verdict, its sanity checks (never counted) and the
+    CPU seconds of its runs (details: bench claims --paper SLUG)."""
     from collections import Counter
 
     from rich.table import Table
 
     from leaderboard.claims import VERDICTS as kinds
-    from leaderboard.claims import claims_only, evaluate_paper
+    from leaderboard.claims import paper_overview
 
-    table = Table(title="verdicts per paper (bench claims --paper SLUG for each claim)", box=None, pad_edge=False,
-                  title_justify="left")
-    table.add_column("paper")
-    for kind in kinds:
-        table.add_column(kind, justify="right")
+    table = Table(title="verdicts per paper and scale (bench claims --paper SLUG for each claim)", box=None,
+                  pad_edge=False, title_justify="left")
+    for col in ("paper", "scale", *kinds, "checks", "CPU s"):
+        table.add_column(col, justify="left" if col in ("paper", "scale") else "right")
     totals: Counter = Counter()
     for paper in papers:
-        counts = Counter(v.verdict for v in claims_only(evaluate_paper(paper, store, registry, seeds=seeds)))
-        totals.update(counts)
-        table.add_row(paper.slug, *(str(counts.get(k, 0)) for k in kinds))
-    table.add_row("total", *(str(totals.get(k, 0)) for k in kinds))
+        row = paper_overview(paper, store, registry, seeds=seeds)
+        for i, (scale, counts) in enumerate(row.by_scale.items()):
+            totals.update({(scale, k): n for k, n in counts.items()})
+            cost = "" if i else ("n/a" if row.cpu_s is None else f"{row.cpu_s:.0f}")
+            table.add_row(paper.slug if i == 0 else "", scale, *(str(counts[k]) for k in kinds),
+                          "" if i else str(row.checks), cost)
+    for scale in sorted({s for s, _ in totals}):
+        table.add_row("total", scale, *(str(totals[(scale, k)]) for k in kinds), "", "")
     out.print(table)
 
 

@@ -21,13 +21,14 @@ from bench.errors import BenchError
 from bench.registry import Registry
 from bench.store import Store, mask_url, resolve_url
 from leaderboard import claims as claims_lib
+from leaderboard import lock as lock_lib
 from leaderboard import queries
 
 VIEWS = ("overview", "task", "paper", "runs")
 TTL_S = 10  # new runs appear within this many seconds (or at once with the refresh button)
 REPORTS = Path(__file__).resolve().parent.parent / "docs" / "papers"  # our per-paper reports (a source checkout)
 VERDICT_COLORS = {"reproduced": "#2e7d32", "partially": "#f9a825", "not reproduced": "#c62828",
-                  "inconclusive": "#6a1b9a", "insufficient seeds": "#6d4c41", "not run": "#9e9e9e"}
+                  "inconclusive": "#6a1b9a", "uninformative": "#ad1457", "insufficient seeds": "#6d4c41", "not run": "#9e9e9e"}
 
 
 def _db_url() -> str:
@@ -59,8 +60,10 @@ def _board(url: str, task: str, hardware: str | None, min_seeds: int) -> dict:
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
-def _verdicts(url: str, slug: str) -> list[claims_lib.Verdict]:
-    return claims_lib.evaluate_paper(claims_lib.load_paper(_registry(), slug), _store(url), _registry())
+def _verdicts(url: str, slug: str) -> tuple[list[claims_lib.Verdict], str]:
+    """The paper's verdicts and their source: "store", or "reference" (the verdict lock, nothing stored yet)."""
+    verdicts = claims_lib.evaluate_paper(claims_lib.load_paper(_registry(), slug), _store(url), _registry())
+    return lock_lib.with_reference(verdicts, lock_lib.read_lock(slug))
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
@@ -80,14 +83,22 @@ def overview_page(url: str) -> None:
     if not rows:
         st.info("No claims files registered (leaderboard/papers/*.yaml).")
         return
-    table = pd.DataFrame([{"paper": r.slug, "title": r.title, **r.counts,
-                           "problem": r.error or ""} for r in rows])
+    st.caption("Claims counted per scale; sanity checks (true by construction) and positive controls are never "
+               "counted. 'uninformative': the claim also holds on its negative control. 'shown' says whether the "
+               "verdicts come from this store or from the verdict lock's reference run (nothing stored yet).")
+    table = pd.DataFrame([{"paper": r.slug, "title": r.title, "scale": scale, **counts,
+                           "checks": r.checks, "CPU s": r.cpu_s,
+                           "shown": "reference run" if r.source == "reference" else "this store", "problem": ""}
+                          for r in rows if not r.error for scale, counts in r.by_scale.items()]
+                         + [{"paper": r.slug, "title": r.title, "problem": r.error} for r in rows if r.error])
     st.dataframe(table, hide_index=True)
     for r in rows:
         status = f"error: {r.error}" if r.error else ", ".join(f"{v} {k}" for k, v in r.counts.items() if v)
-        st.markdown(f"- [{r.slug}]({_link('paper', paper=r.slug)}): {status}")
+        shown = " (reference run)" if r.source == "reference" else ""
+        st.markdown(f"- [{r.slug}]({_link('paper', paper=r.slug)}){shown}: {status}")
     if _store(url).count() == 0:
-        st.info("No runs stored yet: run `bench reproduce <paper>` or `bench run ...`, then refresh.")
+        st.info("No runs stored yet: the verdicts shown are the reference runs of the verdict locks "
+                "(leaderboard/verdicts/). Run `bench reproduce <paper> --controls` to measure them here, then refresh.")
 
 
 def _ci_figure(rows: list[queries.BoardRow], markers: list[claims_lib.Marker]) -> go.Figure:
@@ -153,7 +164,7 @@ def paper_page(url: str, registry: Registry) -> None:
     slug = st.selectbox("paper", papers, index=papers.index(wanted) if wanted in papers else 0)
     try:
         paper = claims_lib.load_paper(registry, slug)
-        verdicts = _verdicts(url, slug)
+        verdicts, source = _verdicts(url, slug)
     except BenchError as exc:
         st.error(f"the claims file of {slug} cannot be used: {exc}")
         return
@@ -163,11 +174,16 @@ def paper_page(url: str, registry: Registry) -> None:
     if report.is_file():
         with st.expander(f"reproduction report (docs/papers/{slug}.md)"):
             st.markdown(report.read_text(encoding="utf-8"))
+    if source == "reference":
+        lock = lock_lib.read_lock(slug)
+        st.info(f"Nothing of this paper is stored here: the CPU-scale verdicts shown are the {lock.label}. "
+                f"Re-run them locally: `bench reproduce {slug} --scale cpu --controls`.")
     st.dataframe(pd.DataFrame([{"method": m, "fidelity": info.get("fidelity"), "deviations": info.get("deviations", "")}
                                for m, info in paper.methods.items()]), hide_index=True)
     st.dataframe(pd.DataFrame([{"claim": v.claim.id, "verdict": v.verdict, "kind": v.claim.kind_label,
                                 "scale": v.claim.scale, "paper": v.paper_text, "ours": v.ours_text,
-                                "why": v.detail} for v in verdicts]), hide_index=True)
+                                "negative control": v.control, "shown": v.source, "why": v.detail}
+                               for v in verdicts]), hide_index=True)
     for v in verdicts:
         color = VERDICT_COLORS[v.verdict]
         with st.expander(f"{v.claim.id}: {v.verdict}"):

@@ -132,6 +132,7 @@ class Verdict:
     detail: str
     seeds_found: int
     control: str = "none"  # the negative control: none (the claim has none), not run, fails (as it must), passes
+    source: str = "store"  # "reference": shown from the verdict lock (leaderboard/lock.py), nothing stored yet
 
 
 def _group(raw: dict, claim_id: str) -> CellGroup:
@@ -582,37 +583,71 @@ def paper_markers(registry: Registry, task: str) -> list[Marker]:
 
 @dataclass(frozen=True)
 class PaperOverview:
+    """A paper's claims counted by verdict, per scale (checks and controls apart), and what they cost."""
+
     slug: str
     title: str
-    counts: dict[str, int]
+    counts: dict[str, int]                                   # the claims of every scale, by verdict
     error: str | None = None
+    by_scale: dict[str, dict[str, int]] = field(default_factory=dict)
+    checks: int = 0                                          # sanity checks: judged, never counted
+    cpu_s: float | None = None                               # CPU seconds of the shown runs (None: unmeasured)
+    source: str = "store"                                    # "reference": the verdict lock's, nothing stored
 
 
 VERDICTS = ("reproduced", "partially", "not reproduced", "uninformative", "inconclusive", "insufficient seeds", "not run")
 
 
+def count_verdicts(verdicts: list[Verdict]) -> dict[str, int]:
+    counts = {v: 0 for v in VERDICTS}
+    for verdict in verdicts:
+        counts[verdict.verdict] += 1
+    return counts
+
+
+def paper_overview(paper: Paper, store: Store, registry: Registry, seeds: int | None = None) -> PaperOverview:
+    """A paper's claims counted by verdict and per scale, its checks, and the CPU seconds behind them; with nothing
+    stored, its verdict lock's reference run."""
+    from leaderboard.lock import paper_cost, read_lock, with_reference  # the lock reads this module
+
+    lock = read_lock(paper.slug) if seeds is None else None  # a lock holds the claims' own seeds only
+    verdicts, source = with_reference(evaluate_paper(paper, store, registry, seeds=seeds), lock)
+    claims = claims_only(verdicts)
+    by_scale = {scale: count_verdicts([v for v in claims if v.claim.scale == scale])
+                for scale in SCALES if any(v.claim.scale == scale for v in claims)}
+    checks = sum(v.claim.role == "check" for v in verdicts)
+    return PaperOverview(paper.slug, paper.title, count_verdicts(claims), None, by_scale, checks,
+                         paper_cost(verdicts, store, registry, lock if source == "reference" else None), source)
+
+
 def overview(store: Store, registry: Registry) -> list[PaperOverview]:
-    """Per paper: how many claims have each verdict (or why its claims file cannot be read)."""
+    """Per paper, its paper_overview (or why its claims file cannot be read)."""
     rows = []
     for slug in registry.papers():
         try:
-            paper = load_paper(registry, slug)
+            rows.append(paper_overview(load_paper(registry, slug), store, registry))
         except BenchError as exc:
             rows.append(PaperOverview(slug, slug, {}, str(exc)))
-            continue
-        counts = {v: 0 for v in VERDICTS}
-        for verdict in claims_only(evaluate_paper(paper, store, registry)):
-            counts[verdict.verdict] += 1
-        rows.append(PaperOverview(slug, paper.title, counts))
     return rows
 
 
+def uncontrolled(paper: Paper) -> list[str]:
+    """The CPU-scale claims with neither a negative control nor a reason there can be none."""
+    return [c.id for c in paper.claims
+            if c.role == "claim" and c.scale in CPU_SCALES and not c.control and not c.control_none]
+
+
 def check_all(registry: Registry) -> list[tuple[str, str | None]]:
-    """(slug, error or None) for every claims file: names, metrics and config keys validated."""
+    """(slug, error or None) for every claims file: names, metrics and config keys validated, and every CPU-scale
+    claim able to fail (a negative control, or control_none saying why there is none)."""
     results = []
     for slug in registry.papers():
         try:
-            paper_cells(load_paper(registry, slug), registry, 1)  # the Configs' own value checks too
+            paper = load_paper(registry, slug)
+            paper_cells(paper, registry, 1)  # the Configs' own value checks too
+            missing = uncontrolled(paper)
+            if missing:
+                raise BenchError(f"CPU-scale claim(s) without a negative control or control_none: {', '.join(missing)}")
             results.append((slug, None))
         except BenchError as exc:
             results.append((slug, str(exc)))

@@ -4,7 +4,7 @@ import os
 import subprocess
 import sys
 
-VERDICTS = ("not reproduced", "reproduced", "partially", "inconclusive", "not run", "insufficient seeds")  # longest first
+VERDICTS = ("not reproduced", "reproduced", "partially", "uninformative", "inconclusive", "not run", "insufficient seeds")  # longest first
 
 
 def bench(*args: str, db, timeout: int = 1800) -> subprocess.CompletedProcess:

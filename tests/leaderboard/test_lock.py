@@ -1,0 +1,106 @@
+"""The verdict lock: written from judged verdicts, read back exactly, shown as the reference run on an empty store,
+and a stored verdict that differs from it flagged."""
+
+from dataclasses import replace
+
+import pytest
+
+from bench.errors import BenchError
+from bench.spec import RunRecord
+from leaderboard.claims import evaluate_paper, load_paper, paper_overview
+from leaderboard.lock import disagreements, make_lock, read_lock, with_reference, write_lock
+from runners.grid import Entry, make_cell
+
+CLAIMS = """
+paper: toy-paper
+title: A toy paper
+methods:
+  toy_noisy: {fidelity: reconstructed, deviations: none}
+defaults: {seeds: 2, scale: cpu-reduced, kind: ordering, metric: error}
+claims:
+  - id: beats
+    cells: [{method: toy_noisy, task: toy_target, method_config: {noise: 0.01}}, {method: toy_noisy, task: toy_target}]
+    expect: {order: increasing}
+    control: {why: equal noise, cells: [{method: toy_noisy, task: toy_target, method_config: {noise: 0.01}}, {method: toy_noisy, task: toy_target, method_config: {noise: 0.02}}]}
+  - id: at-paper-scale
+    scale: paper-scale
+    cells: [{method: toy_noisy, task: toy_target, task_config: {dim: 9}}, {method: toy_noisy, task: toy_target}]
+    expect: {order: increasing}
+checks:
+  - {id: bounded, why: the code clips it, kind: bound, cells: {method: toy_noisy, task: toy_target}, expect: {max: 10}}
+"""
+
+# noise -> (error, wall, cpu) for seeds 0 and 1; the control (0.01 -> 0.02) is as flat as it must be
+RUNS = {0.01: ([0.5, 0.7], 1.0, 2.0), 0.1: ([2.0, 2.2], 3.0, 5.0), 0.02: ([0.7, 0.5], 1.5, 1.0)}
+
+
+@pytest.fixture
+def paper_and_registry(tmp_path, toy_registry):
+    (tmp_path / "toy-paper.yaml").write_text(CLAIMS)
+    registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    return load_paper(registry, "toy-paper"), registry
+
+
+def _fill(store, registry, runs=RUNS):
+    for noise, (errors, wall, cpu) in runs.items():
+        for seed, error in enumerate(errors):
+            cell = make_cell(registry, Entry("toy_noisy", {"noise": noise}), Entry("toy_target"), seed)
+            store.save(RunRecord(cell, "done", 1, {"error": error}, {}, wall_s=wall, cpu_s=cpu), runner="local")
+
+
+def test_a_lock_records_verdicts_controls_seeds_and_costs_and_reads_back(tmp_path, paper_and_registry, store):
+    paper, registry = paper_and_registry
+    _fill(store, registry)
+    verdicts = evaluate_paper(paper, store, registry)
+    lock = make_lock(paper, verdicts, store, registry, ("cpu-full", "cpu-reduced"))
+    assert set(lock.claims) == {"beats", "bounded"}  # the paper-scale claim is not locked at CPU scale
+    beats = lock.claims["beats"]
+    assert (beats.verdict, beats.control, beats.seeds) == ("reproduced", "fails", 2)
+    assert beats.ours == [pytest.approx(0.6), pytest.approx(2.1)]
+    # its cells and its control's, each once: 0.01 (2 runs), 0.1 (2), 0.02 (2)
+    assert beats.wall_s == pytest.approx(2 * (1.0 + 3.0 + 1.5)) and beats.cpu_s == pytest.approx(2 * (2.0 + 5.0 + 1.0))
+    assert lock.claims["bounded"].cpu_s == pytest.approx(10.0)  # noise 0.1 only
+    assert lock.cpu_s == pytest.approx(16.0)  # the paper's runs, each counted once
+    path = write_lock(lock, tmp_path / "verdicts")
+    assert read_lock("toy-paper", tmp_path / "verdicts") == lock
+    assert "A changed verdict is a reviewed diff" in path.read_text()
+    assert disagreements(verdicts, lock) == {}
+
+
+def test_an_empty_store_shows_the_reference_run_and_a_differing_store_is_flagged(tmp_path, paper_and_registry, store):
+    paper, registry = paper_and_registry
+    _fill(store, registry)
+    lock = make_lock(paper, evaluate_paper(paper, store, registry), store, registry, ("cpu-reduced",))
+    empty = type(store).open(f"sqlite:///{tmp_path}/empty.db")
+    shown, source = with_reference(evaluate_paper(paper, empty, registry), lock)
+    assert source == "reference"
+    by_id = {v.claim.id: v for v in shown}
+    assert by_id["beats"].verdict == "reproduced" and by_id["beats"].source == "reference"
+    assert by_id["beats"].detail.startswith(f"reference run of {lock.date} at commit {lock.commit[:10]}")
+    assert "bench reproduce toy-paper --scale cpu --controls" in by_id["beats"].detail
+    assert by_id["at-paper-scale"].verdict == "not run" and by_id["at-paper-scale"].source == "store"
+    # a store whose runs reverse the ordering: the store's verdict shows, flagged against the lock
+    reversed_ = type(store).open(f"sqlite:///{tmp_path}/reversed.db")
+    _fill(reversed_, registry, {0.01: ([3.0, 3.0], 1, 1), 0.1: ([2.0, 2.2], 1, 1), 0.02: ([0.7, 0.5], 1, 1)})
+    now = evaluate_paper(paper, reversed_, registry)
+    shown, source = with_reference(now, lock)
+    beats = next(v for v in shown if v.claim.id == "beats")
+    assert source == "store" and beats.verdict == "not reproduced"
+    assert "differs from the reference run" in beats.detail and "which gave reproduced" in beats.detail
+    assert disagreements(now, lock) == {"beats": ("not reproduced", "reproduced")}
+
+
+def test_the_overview_counts_per_scale_with_checks_apart_and_the_cpu_seconds(tmp_path, paper_and_registry, store):
+    paper, registry = paper_and_registry
+    _fill(store, registry)
+    row = paper_overview(paper, store, registry)
+    assert row.by_scale["cpu-reduced"]["reproduced"] == 1 and row.by_scale["paper-scale"]["not run"] == 1
+    assert row.checks == 1 and sum(row.counts.values()) == 2  # the check is not counted among the claims
+    assert row.cpu_s == pytest.approx(16.0) and row.source == "store"
+
+
+def test_a_damaged_lock_is_a_one_line_error_naming_it(tmp_path):
+    (tmp_path / "toy-paper.yaml").write_text("paper: toy-paper\nclaims: {beats: {ours: []}}\n")
+    with pytest.raises(BenchError, match=r"toy-paper.yaml: not a verdict lock .*bench reproduce --all --controls --lock"):
+        read_lock("toy-paper", tmp_path)
+    assert read_lock("no-such-paper", tmp_path) is None
