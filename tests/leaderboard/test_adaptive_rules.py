@@ -32,6 +32,7 @@ def _paper():
 def test_claims_file_is_valid():
     registry, paper = _paper()
     assert [c.id for c in paper.claims] == RULE_WORLD_CLAIMS + ["rewardbench-safety-ramo-above-its-base"]
+    assert all(c.control for c in paper.claims if c.scale != "paper-scale")  # each rule-world claim's negative control
     assert set(paper.methods) == {"adaptive_rules", "all_rules", "random_rules", "overall_judgement", "reward_model"}
     assert all(info["fidelity"] and info.get("deviations") for info in paper.methods.values())
     safety = paper.claims[-1]

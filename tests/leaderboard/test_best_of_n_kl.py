@@ -53,12 +53,18 @@ EXPECTED = {
 }
 METHODS = {"bon_exact", "bon_formula", "bon_estimator", "bon_simulation", "kl_regularized_optimum", "rewind_and_repeat"}
 CELLS = 377
+CELLS_WITH_CONTROLS = 440  # and the negative controls' cells (bench reproduce --controls)
 
 
 def test_claims_file_is_valid_and_complete():
     registry = Registry.discover()
     paper = load_paper(registry, PAPER)
-    assert [c.id for c in paper.claims] == list(EXPECTED)
+    # an identity (best-of-1) and the optimum's dominance by construction: the claims file's checks, with why
+    checks = ["win-rate-n1-is-half", "kl-rl-dominates-bon-finite-references", "kl-rl-dominates-bon-random-references"]
+    assert [c.id for c in paper.claims] == [k for k in EXPECTED if k not in checks] + checks
+    assert [c.id for c in paper.claims if c.role == "check"] == checks
+    assert all(bool(c.control) != bool(c.control_none) for c in paper.claims
+               if c.role == "claim" and c.scale != "paper-scale")
     assert set(paper.methods) == METHODS
     assert all(info["fidelity"] and info.get("deviations") for info in paper.methods.values())
     # claims over random references or Monte-Carlo methods read 20 seeds; closed forms need one
@@ -66,7 +72,8 @@ def test_claims_file_is_valid_and_complete():
         random = any(g.task == "bon_random_reference" or g.method == "bon_simulation"
                      or g.method_config.get("samples") for g in claim.groups)
         assert claim.seeds == 20 if random else claim.seeds in (1, 20), claim.id
-    assert len(paper_cells(paper, registry)) == CELLS
+    assert len(paper_cells(paper, registry, controls=False)) == CELLS
+    assert len(paper_cells(paper, registry)) == CELLS_WITH_CONTROLS
 
 
 def test_table_claims_carry_the_spec_values():

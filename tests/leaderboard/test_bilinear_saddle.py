@@ -35,12 +35,17 @@ METHODS = {"bgk_separated", "apdg", "opapc", "extragradient", "optimistic_gda", 
 def test_claims_file_is_valid_and_complete():
     registry = Registry.discover()
     paper = load_paper(registry, PAPER)
-    assert [c.id for c in paper.claims] == list(EXPECTED)
+    # the same quantity as a claim or implied by one (the claims file's checks: why)
+    checks = ["grad-g-sqrt-kappa-y", "new-class-linear-fit-tail", "new-class-error-decreases"]
+    assert [c.id for c in paper.claims] == [k for k in EXPECTED if k not in checks] + checks
+    assert [c.id for c in paper.claims if c.role == "check"] == checks
+    assert all(bool(c.control) != bool(c.control_none) for c in paper.claims if c.role == "claim")
     assert set(paper.methods) == METHODS
     assert all(info["fidelity"] and info.get("deviations") for info in paper.methods.values())
     assert paper.methods["bgk_separated"]["fidelity"] == "reconstructed"
     assert all(c.seeds >= 3 and c.scale == "cpu-full" for c in paper.claims)
-    assert len(paper_cells(paper, registry)) == 30 * 3
+    assert len(paper_cells(paper, registry, controls=False)) == 30 * 3
+    assert len(paper_cells(paper, registry)) == 42 * 3  # with the negative controls' cells
 
 
 def _verdicts(stdout: str) -> dict[str, str]:

@@ -32,6 +32,7 @@ def test_claims_file_is_valid():
     registry = Registry.discover()
     paper = load_paper(registry, PAPER)
     assert [c.id for c in paper.claims] == list(EXPECTED)
+    assert all(bool(c.control) != bool(c.control_none) for c in paper.claims)  # a negative control, or why none exists
     assert set(paper.methods) == {"pv", "pv_longest_edge", "pv_ibp", "pv_random", "uniform_split", "monte_carlo",
                                   "enumeration"}
     assert all(info["fidelity"] and info.get("deviations") for info in paper.methods.values())

@@ -25,16 +25,20 @@ EXPECTED = {
     "weighted-win-rate-identity": "reproduced",
 }
 DISTINCT_CELLS = 12
+DISTINCT_CELLS_WITH_CONTROLS = 17  # + the negative controls' MLE ε = 0.03 / 0.01, weighted ε = 0.25 and k = 5 / 10 cells
 
 
 def test_claims_file_is_valid():
     registry = Registry.discover()
     paper = load_paper(registry, PAPER)
-    assert [c.id for c in paper.claims] == list(EXPECTED)
+    checks = ["weighted-mle-exact-duplicates", "weighted-win-rate-identity"]  # an identity of Eq. 2; the solver's stop rule
+    assert [c.id for c in paper.claims] == [k for k in EXPECTED if k not in checks] + checks
+    assert [c.id for c in paper.claims if c.role == "check"] == checks
     assert set(paper.methods) == {"mle", "weighted_mle"}
     assert all(info["fidelity"] and info.get("deviations") for info in paper.methods.values())
     assert all(c.differences and c.scale == "cpu-reduced" for c in paper.claims)
-    assert len(set(paper_cells(paper, registry, seeds=1))) == DISTINCT_CELLS
+    assert len(set(paper_cells(paper, registry, seeds=1, controls=False))) == DISTINCT_CELLS
+    assert len(set(paper_cells(paper, registry, seeds=1))) == DISTINCT_CELLS_WITH_CONTROLS
 
 
 def test_reproduce_gives_expected_verdicts(tmp_path):
