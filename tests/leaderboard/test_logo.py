@@ -26,7 +26,10 @@ def test_claims_file_is_valid():
     assert set(paper.methods) == {"logo", "simpo", "sft"} and paper.methods["logo"]["fidelity"] == "faithful"
     assert [c.id for c in paper.claims if c.scale == "paper-scale"] == ["table1-llama3-80k-logo-vs-instruct-tuning",
                                                                         "table1-llama3-8k-logo-64k"]
-    assert len(set(paper_cells(paper, registry, seeds=1))) == 8   # 5 CPU-scale settings (control included) + 3 hub
+    # 5 CPU-scale settings (the positive control included) + 3 hub
+    assert len(set(paper_cells(paper, registry, seeds=1, controls=False))) == 8
+    assert len(set(paper_cells(paper, registry, seeds=1))) == 9   # + LOGO at position_window 64 (a negative control)
+    assert all(c.control and c.control_why for c in paper.claims if c.scale != "paper-scale" and c.role == "claim")
     (control,) = [c for c in paper.claims if c.role == "control"]
     assert set(control.gates) == {c.id for c in paper.claims if c.scale != "paper-scale" and c.role == "claim"}
 
