@@ -29,11 +29,16 @@ EXPECTED = {
 def test_claims_file_is_valid_and_complete():
     registry = Registry.discover()
     paper = load_paper(registry, PAPER)
-    assert [c.id for c in paper.claims] == list(EXPECTED)
+    checks = ["pcsgd-bias-grows-with-beta", "bias-amplification"]   # identities of the scalar instance (u = μ̃θ)
+    assert [c.id for c in paper.claims] == [k for k in EXPECTED if k not in checks] + checks
+    assert [c.id for c in paper.claims if c.role == "check"] == checks
+    assert all(c.control for c in paper.claims if c.role == "claim")
     assert set(paper.methods) == {"dicesgd", "pcsgd", "pcsgd_optimal_step", "pcsgd_nonoptimal_step", "sgd"}
     assert all(info["fidelity"] and info.get("deviations") for info in paper.methods.values())
     assert all(c.seeds >= 20 for c in paper.claims)
-    assert len(paper_cells(paper, registry)) == 13 * 20
+    assert len(paper_cells(paper, registry, controls=False)) == 13 * 20
+    # controls: sgd at β = 0.05, Opt / Non-Opt at β = 0.1 (a = 1, b = 2), the ε sweep's plateau at ε = 10, 100, 1000
+    assert len(paper_cells(paper, registry)) == 19 * 20
 
 
 def _verdicts(stdout: str) -> dict[str, str]:

@@ -27,7 +27,11 @@ def test_claims_file_is_valid():
     assert [c.id for c in paper.claims if c.role == "check"] == checks
     assert set(paper.methods) == {"bobw_po", "cmdp_full_feedback", "cmdp_unconstrained_po", "cmdp_primal_dual"}
     assert all(info["fidelity"] and info.get("deviations") for info in paper.methods.values())
-    assert len(paper_cells(paper, registry)) == 3 * 3
+    assert len(paper_cells(paper, registry, controls=False)) == 3 * 3
+    # negative controls: the uniform policy (fixed share σ = 1) in both regimes, the unconstrained learner adversarially
+    assert len(paper_cells(paper, registry)) == 6 * 3
+    cpu = [c for c in paper.claims if c.role == "claim"]
+    assert all(c.control for c in cpu)
 
 
 def test_reproduce_gives_expected_verdicts(tmp_path):

@@ -21,6 +21,7 @@ EXPECTED = {
     "sim3-kg-above-wdro": "reproduced",
 }
 DISTINCT_CELLS = 15
+CONTROL_CELLS = 8   # ρ = 0 worlds (wdro and KG-WDRO for Sims 1-3), wdro at Sim 2 ρ = 0.3 and Sim 3 unequal weights
 
 
 def test_claims_file_is_valid():
@@ -30,7 +31,9 @@ def test_claims_file_is_valid():
     assert set(paper.methods) == {"kg_wdro_strong", "kg_wdro_weak", "kg_wdro_multi", "wdro", "trans_glm",
                                   "trans_lasso", "trans_ridge"}
     assert all(info["fidelity"] and info.get("deviations") for info in paper.methods.values())
-    assert len(paper_cells(paper, registry)) == DISTINCT_CELLS * 20
+    assert len(paper_cells(paper, registry, controls=False)) == DISTINCT_CELLS * 20
+    assert len(paper_cells(paper, registry)) == (DISTINCT_CELLS + CONTROL_CELLS) * 20
+    assert all(c.control for c in paper.claims)
 
 
 def test_reproduce_gives_expected_verdicts(tmp_path):
