@@ -571,13 +571,16 @@ def leaderboard(
     address: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
 ) -> None:
     """Serve the Streamlit leaderboard (read-only) over the store."""
-    from bench.store import Store, mask_url, resolve_url
+    from bench.store import DEFAULT_URL, Store, mask_url, resolve_url
 
     if not 1 <= port <= 65535:
         raise BenchError(f"--port {port}: give a TCP port in 1-65535")
     if not address.strip():
         raise BenchError("--address is empty; give an address to listen on, e.g. 127.0.0.1")
     url = resolve_url(db)
+    if url == DEFAULT_URL and not Path(url[len("sqlite:///"):]).exists():
+        Store.open(url)  # a fresh checkout: an empty default store, so the app shows the verdict locks' reference runs
+        err.print("created an empty store ./bench.db: the leaderboard shows each paper's locked reference run")
     Store.open(url, readonly=True)  # a bad or foreign database is a one-line error here, not in the browser
     app_path = Path(__file__).resolve().parent.parent / "leaderboard" / "app.py"
     command = [sys.executable, "-m", "streamlit", "run", str(app_path), "--server.port", str(port),

@@ -1,34 +1,11 @@
-"""Borodich, Gasnikov & Kovalev (ICML 2025) end to end: the claims file, `bench reproduce`, verdicts."""
-
-import pytest
+"""Borodich, Gasnikov & Kovalev (ICML 2025) end to end: the claims file and `bench claims` on stored runs."""
 
 from bench.registry import Registry
 from leaderboard.claims import load_paper, paper_cells
-from tests.leaderboard.paper_cli import bench, reproduce_then_claims, verdicts
+from tests.leaderboard.paper_cli import bench, verdicts
 
 PAPER = "bilinear-saddle"
 
-# Regression pin of the verdicts (3 seeds, d = 50, ε = 1e-8). Every complexity claim holds on the
-# spec's instances; the one "not reproduced" is the reconstruction's known limitation: on random
-# bases its ∇f count drifts like log(L_xy/μ_xy) (+11 % over a 16× coupling range, slope 0.038).
-EXPECTED = {
-    "new-class-linear-convergence": "reproduced",
-    "new-class-linear-fit-bgk": "reproduced",
-    "new-class-linear-fit-eg": "reproduced",
-    "new-class-linear-fit-tail": "reproduced",
-    "new-class-error-decreases": "reproduced",
-    "grad-f-sqrt-kappa-x": "reproduced",
-    "grad-g-sqrt-kappa-y": "reproduced",
-    "eg-grad-f-linear-in-kappa": "reproduced",
-    "fewest-grad-f-new-class": "reproduced",
-    "separation-grad-f-flat": "reproduced",
-    "separation-matvec-grows": "reproduced",
-    "constrained-opapc-order": "reproduced",
-    "constrained-opapc-baseline-order": "reproduced",
-    "bilinear-matvec-linear": "reproduced",
-    "bilinear-eg-quadratic": "reproduced",
-    "separation-grad-f-flat-random-bases": "not reproduced",
-}
 METHODS = {"bgk_separated", "apdg", "opapc", "extragradient", "optimistic_gda", "pdhg", "saddle_gda"}
 
 
@@ -37,7 +14,7 @@ def test_claims_file_is_valid_and_complete():
     paper = load_paper(registry, PAPER)
     # the same quantity as a claim or implied by one (the claims file's checks: why)
     checks = ["grad-g-sqrt-kappa-y", "new-class-linear-fit-tail", "new-class-error-decreases"]
-    assert [c.id for c in paper.claims] == [k for k in EXPECTED if k not in checks] + checks
+    assert [c.id for c in paper.claims][-len(checks):] == checks
     assert [c.id for c in paper.claims if c.role == "check"] == checks
     assert all(bool(c.control) != bool(c.control_none) for c in paper.claims if c.role == "claim")
     assert set(paper.methods) == METHODS
@@ -49,7 +26,7 @@ def test_claims_file_is_valid_and_complete():
 
 
 def _verdicts(stdout: str) -> dict[str, str]:
-    return verdicts(stdout, EXPECTED)
+    return verdicts(stdout, {c.id for c in load_paper(Registry.discover(), PAPER).claims})
 
 
 def test_one_claim_end_to_end(tmp_path):
@@ -62,10 +39,3 @@ def test_one_claim_end_to_end(tmp_path):
     assert verdicts["new-class-linear-fit-eg"] == "reproduced"
     assert verdicts["new-class-linear-fit-bgk"] == "not run"
     assert verdicts["new-class-linear-convergence"] == "not run"
-
-
-@pytest.mark.slow
-def test_reproduce_then_claims(tmp_path):
-    db = tmp_path / "paper.db"
-    claims = reproduce_then_claims(PAPER, db, EXPECTED, 90, workers=2)
-    assert claims.count("measured at cpu-full, 3 seed(s)") == len(EXPECTED)

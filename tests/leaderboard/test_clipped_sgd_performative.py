@@ -1,36 +1,17 @@
-"""The first paper end to end: `bench reproduce` runs its claims' cells, `bench claims` judges them."""
+"""The first paper (clipped SGD, performative prediction): the claims file and `bench claims` on stored runs."""
 
 from bench.registry import Registry
 from leaderboard.claims import load_paper, paper_cells
-from tests.leaderboard.paper_cli import bench, reproduce_then_claims, verdicts
+from tests.leaderboard.paper_cli import bench, verdicts
 
 PAPER = "clipped-sgd-performative"
-
-# Regression pin of the verdicts at the paper's horizon T = 1e5, 20 seeds (commit "performative
-# family"): the theory claims hold; the values read off the project-page plots do not match our
-# hypothesis constants (the paper's a, b, p, m, c, σ are unverified), and the table says so.
-EXPECTED = {
-    "dicesgd-unbiased": "reproduced",
-    "dicesgd-rate-1-over-t": "reproduced",
-    "dicesgd-below-pcsgd-beta-0.01": "reproduced",
-    "dicesgd-below-pcsgd-beta-0.05": "reproduced",
-    "pcsgd-converges-to-theta-inf": "reproduced",
-    "pcsgd-bias-grows-with-beta": "reproduced",
-    "bias-amplification": "reproduced",
-    "opt-step-beats-nonopt": "reproduced",
-    "error-decreasing-in-epsilon": "reproduced",
-    "plot-pcsgd-plateau-beta-0.01": "not reproduced",
-    "plot-pcsgd-plateau-beta-0.05": "not reproduced",
-    "plot-dicesgd-final": "not reproduced",
-    "plot-sgd-no-convergence": "not reproduced",
-}
 
 
 def test_claims_file_is_valid_and_complete():
     registry = Registry.discover()
     paper = load_paper(registry, PAPER)
     checks = ["pcsgd-bias-grows-with-beta", "bias-amplification"]   # identities of the scalar instance (u = μ̃θ)
-    assert [c.id for c in paper.claims] == [k for k in EXPECTED if k not in checks] + checks
+    assert [c.id for c in paper.claims][-len(checks):] == checks
     assert [c.id for c in paper.claims if c.role == "check"] == checks
     assert all(c.control for c in paper.claims if c.role == "claim")
     assert set(paper.methods) == {"dicesgd", "pcsgd", "pcsgd_optimal_step", "pcsgd_nonoptimal_step", "sgd"}
@@ -42,15 +23,7 @@ def test_claims_file_is_valid_and_complete():
 
 
 def _verdicts(stdout: str) -> dict[str, str]:
-    return verdicts(stdout, EXPECTED)
-
-
-def test_reproduce_then_claims(tmp_path):
-    db = tmp_path / "paper.db"
-    before = bench("claims", "--paper", PAPER, db=db)
-    assert before.returncode == 2 and "no bench store" in before.stderr
-    claims = reproduce_then_claims(PAPER, db, EXPECTED, 260, workers=2)
-    assert claims.count("measured at cpu-full, 20 seed(s)") == len(EXPECTED)
+    return verdicts(stdout, {c.id for c in load_paper(Registry.discover(), PAPER).claims})
 
 
 def test_fewer_seeds_than_claimed_is_insufficient(tmp_path):

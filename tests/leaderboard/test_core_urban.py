@@ -1,47 +1,23 @@
-"""CoRE (Chen et al., ICML 2025): the claims file, its verdicts at CPU scale, and `bench run` end to end."""
+"""CoRE (Chen et al., ICML 2025): the claims file and `bench run` end to end."""
 
 import pytest
 
 from bench.registry import Registry
 from bench.store import Store
 from leaderboard.claims import load_paper
-from tests.leaderboard.paper_cli import bench, cpu_scale_verdicts
+from tests.leaderboard.paper_cli import bench
 
 PAPER = "core-urban"
-
-# Regression pin (commit "urban family"). At 3 seeds (150/120 regions, d 32, 100 probes, 200 epochs): target MAE
-# core 96.33, direct_transfer 138.8, source_mean 96.33 (procrustes 99.3); core R² −0.05 (source mean −0.05): CoRE's
-# embeddings collapse towards a shared mean vector (L_align dominates L_mob) and its ridge predicts ≈ the source mean.
-# The released bj→xa embeddings show the same regime (row norm ≈ 0.3, dominated by the mean vector).
-EXPECTED = {
-    "core-beats-direct-transfer": "reproduced",
-    "core-beats-source-mean": "not reproduced",
-    "released-bj-xa-population-mae": "not run",
-    "released-bj-xa-gdp-mae": "not run",
-    "released-bj-xa-co2-mae": "not run",
-    "released-bj-xa-gdp-beats-source-mean": "not run",
-}
 
 
 def test_claims_file_is_valid():
     registry = Registry.discover()
     paper = load_paper(registry, PAPER)
-    assert [c.id for c in paper.claims] == list(EXPECTED)
     assert set(paper.methods) == {"core", "direct_transfer", "procrustes", "source_mean"}
     assert all(info["fidelity"] and info.get("deviations") for info in paper.methods.values())
     assert all(c.differences for c in paper.claims)
     real = [c for c in paper.claims if c.scale == "paper-scale"]
     assert len(real) == 4 and all(g.task_config.get("data_dir") for c in real for g in c.groups)
-
-
-# Runs only the CPU cells (the paper-scale ones need the released data) and judges every claim.
-def test_reproduce_gives_expected_verdicts(tmp_path):
-    assert cpu_scale_verdicts(PAPER, tmp_path, seeds=2, judge_all=True) == EXPECTED
-
-
-@pytest.mark.slow
-def test_reproduce_at_the_claims_seed_count(tmp_path):
-    assert cpu_scale_verdicts(PAPER, tmp_path, judge_all=True) == EXPECTED
 
 
 def test_bench_run_stores_core_metrics(tmp_path):

@@ -1,4 +1,4 @@
-"""EraseAnything (Gao et al., ICML 2025): the claims file, its verdicts, and `bench run` / `bench show` end to end."""
+"""EraseAnything (Gao et al., ICML 2025): the claims file and `bench run` / `bench show` end to end."""
 
 import dataclasses
 
@@ -8,7 +8,7 @@ from bench.registry import Registry
 from bench.store import Store
 from leaderboard.claims import load_paper, paper_cells
 from tests.fixtures.erasure.tiny_flux import RESOLUTION, build_judge, build_pipeline
-from tests.leaderboard.paper_cli import bench, cpu_scale_verdicts
+from tests.leaderboard.paper_cli import bench
 
 PAPER = "eraseanything"
 METHODS = ("eraseanything", "esd", "uce", "ca", "no_erasure")
@@ -16,32 +16,7 @@ METHODS = ("eraseanything", "esd", "uce", "ca", "no_erasure")
 SMALL_TASK = ["task.layers=1", "task.single_layers=0", "task.train_steps=150", "task.n_eval=16",
               "task.n_preserve=6", "task.sample_steps=8"]
 
-# Regression pin (1 seed, the default base model a fresh machine trains: cache FORMAT 2). Measured: concept_rate
-# no_erasure 0.953, eraseanything 0.031, esd, uce and ca 0.0; synonym_rate eraseanything 0.023, uce 0.656, esd 0.0,
-# ca 0.156; preserve_accuracy esd 0.343, eraseanything 0.412, uce 0.653, ca 0.449, ESD-only variant 0.329;
-# shuffled_rate 0.016 with and without lambda_attn; synonym_rate lambda_rscl = 0 0.008 (lower than the full method's
-# 0.023); feature_fd eraseanything 18.7 vs esd 26.1.
-EXPECTED = {
-    "base-model-renders-the-concept": "reproduced",
-    "eraseanything-erases": "reproduced",
-    "eraseanything-erases-synonyms": "reproduced",
-    "lower-rate-than-esd": "not reproduced",
-    "lower-rate-than-uce": "not reproduced",
-    "lower-rate-than-ca": "not reproduced",
-    "lower-synonym-rate-than-uce": "reproduced",
-    "lower-synonym-rate-than-esd": "not reproduced",
-    "lower-synonym-rate-than-ca": "reproduced",
-    "preserves-at-least-as-well-as-esd": "reproduced",
-    "preserves-at-least-as-well-as-uce": "not reproduced",
-    "preserves-at-least-as-well-as-ca": "not reproduced",
-    "preservation-level-protects-unrelated-concepts": "reproduced",
-    "attention-regulariser-helps": "not reproduced",
-    "contrastive-term-helps-on-synonyms": "not reproduced",
-    "small-drift-on-unrelated-prompts": "reproduced",
-}
 DISTINCT_CELLS = 8
-# Claims added after the pin above (their verdicts are not pinned yet): the CPU plan's preservation check.
-ADDED = ("preserves-within-5-points-of-base",)
 # Negative controls: the claims' cells plus ESD-only at 100 steps, lambda_attn = 1e-5 and lambda_rscl = 1e-3.
 DISTINCT_CELLS_WITH_CONTROLS = 11
 # FLUX.1-dev judged by CLIP: paper-scale claims, not run on CPU machines (3 distinct cells).
@@ -53,8 +28,6 @@ def test_claims_file_is_valid():
     registry = Registry.discover()
     paper = load_paper(registry, PAPER)
     assert [c.id for c in paper.claims if c.id in PAPER_SCALE] == list(PAPER_SCALE)
-    assert [c.id for c in paper.claims if c.id not in PAPER_SCALE and c.id not in ADDED] == list(EXPECTED)
-    assert {c.id for c in paper.claims} == {*EXPECTED, *ADDED, *PAPER_SCALE}
     assert set(paper.methods) == {"eraseanything"}
     assert all(info["fidelity"] and info.get("deviations") for info in paper.methods.values())
     assert all(c.differences and c.scale == ("paper-scale" if c.id in PAPER_SCALE else "cpu-reduced")
@@ -66,12 +39,6 @@ def test_claims_file_is_valid():
     flux = {cell for cell in paper_cells(paper, registry, seeds=1) if cell not in set(paper_cells(cpu, registry, 1))}
     assert len(flux) == 3 and all(c.task_config["pipeline"] == "black-forest-labs/FLUX.1-dev"
                                   and c.task_config["judge"] == "openai/clip-vit-large-patch14" for c in flux)
-
-
-@pytest.mark.slow
-def test_reproduce_gives_the_pinned_verdicts_at_one_seed(tmp_path):
-    """All CPU-scale claim cells at 1 seed (the default base model, cached under ~/.cache after its first training)."""
-    assert cpu_scale_verdicts(PAPER, tmp_path, seeds=1) == EXPECTED
 
 
 def test_bench_run_stores_the_eraseanything_metrics(tmp_path):
