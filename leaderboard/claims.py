@@ -434,6 +434,10 @@ class _Judge:
             x, y = self._mean_curve()
         else:
             x, y = np.array(self.group_means(c.x_metric)), np.array(self.group_means(c.metric))
+            missing = [g.label() for g, a, b in zip(c.groups, x, y) if not (np.isfinite(a) and np.isfinite(b))]
+            if missing:  # a run that stopped short (budget, divergence) reports no count: the slope would skip it
+                return self._make("not reproduced", [], "n/a", f"no {c.metric} / {c.x_metric} for {', '.join(missing)}: "
+                                                               "a slope across settings needs every one")
         ok_points = (x > 0) & (y > 0)
         if ok_points.sum() < 2:
             return self._make("not reproduced", [], "n/a", "fewer than two positive points to fit a slope")

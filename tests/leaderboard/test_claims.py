@@ -433,3 +433,25 @@ def test_bad_negative_controls_are_caught(tmp_path, toy_registry, edit, message)
     registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
     with pytest.raises(BenchError, match=message):
         paper_cells(load_paper(registry, "toy-paper"), registry, 1)
+
+
+def test_a_rate_across_settings_fails_when_a_setting_reports_no_value(tmp_path, toy_registry, store):
+    """A run that stops short (a budget spent) reports no count; the slope must not quietly use the other settings."""
+    text = PER_SEED + """
+  - id: slope-with-a-hole
+    kind: rate
+    x_metric: norm
+    cells: [{method: toy_noisy, task: toy_target, method_config: {noise: 0.01}}, {method: toy_noisy, task: toy_target},
+            {method: toy_noisy, task: toy_target, method_config: {noise: 0.5}}]
+    expect: {slope: 0, tolerance: 10}
+"""
+    (tmp_path / "toy-paper.yaml").write_text(text)
+    registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    for noise, errors in PER_SEED_VALUES.items():
+        for seed, error in enumerate(errors):
+            cell = make_cell(registry, Entry("toy_noisy", {"noise": noise}), Entry("toy_target"), seed)
+            metrics = {"norm": 1.0 + noise} if noise == 0.5 else {"error": error, "norm": 1.0 + noise}
+            store.save(RunRecord(cell, "done", 1, metrics, {}), runner="local")
+    verdict = next(v for v in evaluate_paper(load_paper(registry, "toy-paper"), store, registry) if v.claim.id == "slope-with-a-hole")
+    assert verdict.verdict == "not reproduced"  # the two other settings alone would fit some slope within ±10
+    assert "no error / norm for toy_noisy(noise=0.5)" in verdict.detail
