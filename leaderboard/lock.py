@@ -95,12 +95,14 @@ def machine() -> str:
 
 
 def commit() -> str:
-    """HEAD of the checkout, with +dirty when its tracked files differ from it (or 'unknown' outside git)."""
+    """HEAD of the checkout, with +dirty when its tracked files differ from it (or 'unknown' outside git); the locks
+    themselves are this command's output, not the code it ran, so they never make it dirty."""
     root = Path(__file__).resolve().parent.parent
     try:
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True,
-                               text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                ":(exclude)leaderboard/verdicts"], cwd=root, capture_output=True, text=True,
+                               check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return sha + ("+dirty" if dirty else "")
