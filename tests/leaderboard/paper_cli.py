@@ -19,5 +19,7 @@ def verdicts(stdout: str, claim_ids) -> dict[str, str]:
     for line in stdout.splitlines():
         words = line.split()
         if words and words[0] in claim_ids:
-            found[words[0]] = next((v for v in VERDICTS if f" {v} " in line), "?")
+            # the verdict column comes before the "why" text, which may name other verdicts ("control not run yet")
+            hits = [(line.find(f" {v} "), -len(v), v) for v in VERDICTS if f" {v} " in line]
+            found[words[0]] = min(hits)[2] if hits else "?"
     return found
