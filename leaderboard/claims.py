@@ -133,6 +133,7 @@ class Verdict:
     seeds_found: int
     control: str = "none"  # the negative control: none (the claim has none), not run, fails (as it must), passes
     source: str = "store"  # "reference": shown from the verdict lock (leaderboard/lock.py), nothing stored yet
+    runs_found: int = 0    # finished runs of the claim's cells in the store, over every group and seed
 
 
 def _group(raw: dict, claim_id: str) -> CellGroup:
@@ -338,7 +339,8 @@ class _Judge:
         scale = f"measured at {c.scale}, {self.seeds} seed(s)"
         extra = "; ".join(filter(None, [detail, scale, c.differences]))
         found = min((len(keys) for keys in self.done_keys), default=0)
-        return Verdict(c, verdict, ours, ours_text, paper_text, extra, found)
+        return Verdict(c, verdict, ours, ours_text, paper_text, extra, found,
+                       runs_found=sum(len(keys) for keys in self.done_keys))
 
     def _value(self) -> Verdict:
         (ours,) = self.group_means(self.claim.metric)[:1]

@@ -154,15 +154,16 @@ def read_lock(slug: str, folder: Path = LOCK_DIR) -> Lock | None:
 
 
 def with_reference(verdicts: list[Verdict], lock: Lock | None) -> tuple[list[Verdict], str]:
-    """(verdicts to show, where they come from: "store", "reference" or "none").
+    """(verdicts to show, where they come from: "store" or "reference").
 
-    A paper none of whose locked claims has a stored verdict shows the lock's verdicts, each saying it is the
-    reference run and how to re-run it; otherwise the store's verdicts show, a disagreement with the lock flagged.
+    A paper with no finished run of any locked claim's cells in the store shows the lock's verdicts, each saying it
+    is the reference run and how to re-run it; otherwise the store's verdicts show (a few seeds stored give
+    "insufficient seeds", not the lock), each disagreement with the lock flagged.
     """
     if lock is None:
         return verdicts, "store"
     locked = [v for v in verdicts if v.claim.id in lock.claims]
-    if locked and all(v.verdict in PENDING for v in locked):
+    if locked and all(v.runs_found == 0 for v in locked):
         rerun = f"re-run locally: bench reproduce {lock.slug} --scale cpu --controls"
         shown = [replace(v, verdict=c.verdict, ours=c.ours, ours_text=c.ours_text, control=c.control, seeds_found=c.seeds,
                          detail=f"{lock.label} ({rerun}): {c.detail}", source="reference")

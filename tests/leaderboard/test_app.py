@@ -50,7 +50,14 @@ def test_overview_lists_every_paper_with_verdict_counts(url, monkeypatch):
     frame = app.dataframe[0].value
     assert "clipped-sgd-performative" in set(frame["paper"])
     row = frame[frame["paper"] == "clipped-sgd-performative"].iloc[0]
-    assert row["insufficient seeds"] + row["not run"] == 13  # 3 seeds stored, the claims want 20
+    # the stored runs (T = 2000) are none of the claims' cells: the paper shows its lock's reference run
+    from leaderboard.lock import read_lock
+
+    locked = [c.verdict for cid, c in read_lock("clipped-sgd-performative").claims.items()
+              if cid not in ("pcsgd-bias-grows-with-beta", "bias-amplification")]  # the two sanity checks
+    assert row["shown"] == "reference run" and row["checks"] == 2
+    assert [row[v] for v in ("reproduced", "not reproduced", "uninformative")] == \
+        [locked.count(v) for v in ("reproduced", "not reproduced", "uninformative")]
     assert any("clipped-sgd-performative" in m.value for m in app.markdown)
 
 
@@ -65,8 +72,9 @@ def test_task_page_ranks_methods_with_intervals(url, monkeypatch):
 def test_paper_page_shows_verdicts_and_links_to_runs(url, monkeypatch):
     app = _run(url, monkeypatch, view="paper", paper="clipped-sgd-performative")
     verdicts = app.dataframe[1].value
-    assert len(verdicts) == 13
-    assert set(verdicts["verdict"]) <= {"insufficient seeds", "not run"}
+    assert len(verdicts) == 13  # 11 claims and 2 sanity checks
+    assert set(verdicts["shown"]) == {"reference"}  # none of the claims' cells is stored: the lock's reference run
+    assert any("Nothing of this paper is stored here" in i.value for i in app.info)
     assert any("?view=runs&run_key=" in m.value for m in app.markdown)
 
 

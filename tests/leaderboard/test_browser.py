@@ -91,8 +91,10 @@ def test_overview_and_paper_page_show_the_verdicts(server, page):
     ARTIFACTS.mkdir(exist_ok=True)
     page.goto(f"{server}/?view=overview")
     page.get_by_text(f"clipped-sgd-performative: {_status('clipped-sgd-performative')}").wait_for(timeout=60_000)
+    from tests.leaderboard.test_verdict_lock import UNLOCKED
+
     for slug in Registry.discover().papers():  # a fresh store: every other paper shows its locked reference run
-        if slug != "clipped-sgd-performative":
+        if slug != "clipped-sgd-performative" and slug not in UNLOCKED:
             page.get_by_text(f"{slug} (reference run): {_status(slug)}").wait_for(timeout=60_000)
     page.screenshot(path=str(ARTIFACTS / "overview.png"), full_page=True)
     page.goto(f"{server}/?view=paper&paper=logo")

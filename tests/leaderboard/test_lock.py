@@ -88,6 +88,11 @@ def test_an_empty_store_shows_the_reference_run_and_a_differing_store_is_flagged
     assert source == "store" and beats.verdict == "not reproduced"
     assert "differs from the reference run" in beats.detail and "which gave reproduced" in beats.detail
     assert disagreements(now, lock) == {"beats": ("not reproduced", "reproduced")}
+    # a few seeds stored: the store's verdicts ("insufficient seeds"), not the lock's reference run
+    partial = type(store).open(f"sqlite:///{tmp_path}/partial.db")
+    _fill(partial, registry, {0.01: ([0.5], 1, 1), 0.1: ([2.0], 1, 1)})
+    shown, source = with_reference(evaluate_paper(paper, partial, registry), lock)
+    assert source == "store" and next(v for v in shown if v.claim.id == "beats").verdict == "insufficient seeds"
 
 
 def test_the_overview_counts_per_scale_with_checks_apart_and_the_cpu_seconds(tmp_path, paper_and_registry, store):
