@@ -97,10 +97,10 @@ def test_overview_and_paper_page_show_the_verdicts(server, page):
         if slug != "clipped-sgd-performative" and slug not in UNLOCKED:
             page.get_by_text(f"{slug} (reference run): {_status(slug)}").wait_for(timeout=60_000)
     page.screenshot(path=str(ARTIFACTS / "overview.png"), full_page=True)
-    page.goto(f"{server}/?view=paper&paper=logo")
+    page.goto(f"{server}/?view=paper&paper=cmdp-bobw")
     page.get_by_text("Nothing of this paper is stored here").wait_for(timeout=60_000)
-    locked = read_lock("logo").claims["logo-beats-sft-long-context"].verdict
-    page.get_by_text(f"logo-beats-sft-long-context: {locked}").wait_for(timeout=60_000)
+    locked = read_lock("cmdp-bobw").claims["adversarial-reward-fraction"].verdict
+    page.get_by_text(f"adversarial-reward-fraction: {locked}").wait_for(timeout=60_000)
     page.goto(f"{server}/?view=paper&paper=clipped-sgd-performative")
     lock = read_lock("clipped-sgd-performative")
     for claim in ("dicesgd-unbiased", "dicesgd-rate-1-over-t", "plot-pcsgd-plateau-beta-0.01"):
