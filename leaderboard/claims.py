@@ -526,15 +526,17 @@ def _against_control(verdict: Verdict, store: Store, registry: Registry, seeds: 
     if control.verdict in PENDING:
         note = f"negative control ({cells}) not run yet: `bench reproduce --controls` runs it"
         return replace(verdict, detail=f"{note}; {verdict.detail}", control="not run")
-    measured = f"{control.ours_text}: {control.detail.split('; measured at')[0]}"
+    criterion = control.detail.split("measured at")[0].rstrip("; ")
+    shown = control.ours_text if claim.kind in ("bound", "ordering") else f"{cells}: {control.ours_text}"  # labelled
+    measured = f"{shown}: {criterion}" if criterion else shown
     if control.verdict in HOLDS and verdict.verdict in HOLDS:
         return replace(verdict, verdict="uninformative", control="passes",
-                       detail=f"the claim also holds on its negative control ({cells}; {claim.control_why}), where "
-                              f"it must not ({measured}): it cannot tell the effect from its absence; the claim's own "
+                       detail=f"the claim also holds on its negative control ({claim.control_why}), where it must "
+                              f"not ({measured}): it cannot tell the effect from its absence; the claim's own "
                               f"criterion gave {verdict.verdict}: {verdict.detail}")
     outcome = "passes" if control.verdict in HOLDS else "fails"
     note = ("negative control fails as it must" if outcome == "fails" else "negative control also passes") + \
-        f" ({cells}: {measured})"
+        f" ({measured})"
     return replace(verdict, detail=f"{note}; {verdict.detail}", control=outcome)
 
 

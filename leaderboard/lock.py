@@ -164,9 +164,8 @@ def with_reference(verdicts: list[Verdict], lock: Lock | None) -> tuple[list[Ver
         return verdicts, "store"
     locked = [v for v in verdicts if v.claim.id in lock.claims]
     if locked and all(v.runs_found == 0 for v in locked):
-        rerun = f"re-run locally: bench reproduce {lock.slug} --scale cpu --controls"
         shown = [replace(v, verdict=c.verdict, ours=c.ours, ours_text=c.ours_text, control=c.control, seeds_found=c.seeds,
-                         detail=f"{lock.label} ({rerun}): {c.detail}", source="reference")
+                         detail=f"reference run ({lock.date}, {lock.commit[:10]}): {c.detail}", source="reference")
                  if (c := lock.claims.get(v.claim.id)) else v for v in verdicts]
         return shown, "reference"
     flagged = []

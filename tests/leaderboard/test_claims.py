@@ -383,7 +383,7 @@ def test_a_claim_that_also_holds_on_its_negative_control_is_uninformative(tmp_pa
     verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, table, text=NEGATIVE)
     good = verdicts["beats-with-a-control-that-fails"]
     assert good.verdict == "reproduced" and good.control == "fails"
-    assert good.detail.startswith("negative control fails as it must (toy_noisy(noise=0.01), toy_noisy(noise=0.02)")
+    assert good.detail.startswith("negative control fails as it must (toy_noisy(noise=0.01): 0.6 , toy_noisy(noise=0.02)")
     assert "gap 0.05" in good.detail
     bad = verdicts["beats-with-a-control-that-passes"]
     assert bad.verdict == "uninformative" and bad.control == "passes"

@@ -76,8 +76,7 @@ def test_an_empty_store_shows_the_reference_run_and_a_differing_store_is_flagged
     assert source == "reference"
     by_id = {v.claim.id: v for v in shown}
     assert by_id["beats"].verdict == "reproduced" and by_id["beats"].source == "reference"
-    assert by_id["beats"].detail.startswith(f"reference run of {lock.date} at commit {lock.commit[:10]}")
-    assert "bench reproduce toy-paper --scale cpu --controls" in by_id["beats"].detail
+    assert by_id["beats"].detail.startswith(f"reference run ({lock.date}, {lock.commit[:10]}): negative control fails")
     assert by_id["at-paper-scale"].verdict == "not run" and by_id["at-paper-scale"].source == "store"
     # a store whose runs reverse the ordering: the store's verdict shows, flagged against the lock
     reversed_ = type(store).open(f"sqlite:///{tmp_path}/reversed.db")
