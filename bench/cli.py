@@ -420,12 +420,18 @@ def claims(
 def _store_or_empty(db):
     """The store; where the default store does not exist yet (a fresh checkout), an empty one in memory, so that
     the verdict locks' reference runs still show."""
-    from bench.store import DEFAULT_URL, Store, resolve_url
+    from bench.store import Store, resolve_url
 
-    url = resolve_url(db)
-    if url == DEFAULT_URL and not Path(url[len("sqlite:///"):]).exists():
+    if _default_store_missing(resolve_url(db)):
         return Store.open("sqlite://")
     return Store.open(db, create=False)
+
+
+def _default_store_missing(url: str) -> bool:
+    """The URL is the default ./bench.db and no such file exists yet (a fresh checkout)."""
+    from bench.store import DEFAULT_URL
+
+    return url == DEFAULT_URL and not Path(url[len("sqlite:///"):]).exists()
 
 
 def _print_verdicts(paper, verdicts, lock=None) -> None:
@@ -571,14 +577,14 @@ def leaderboard(
     address: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
 ) -> None:
     """Serve the Streamlit leaderboard (read-only) over the store."""
-    from bench.store import DEFAULT_URL, Store, mask_url, resolve_url
+    from bench.store import Store, mask_url, resolve_url
 
     if not 1 <= port <= 65535:
         raise BenchError(f"--port {port}: give a TCP port in 1-65535")
     if not address.strip():
         raise BenchError("--address is empty; give an address to listen on, e.g. 127.0.0.1")
     url = resolve_url(db)
-    if url == DEFAULT_URL and not Path(url[len("sqlite:///"):]).exists():
+    if _default_store_missing(url):
         Store.open(url)  # a fresh checkout: an empty default store, so the app shows the verdict locks' reference runs
         err.print("created an empty store ./bench.db: the leaderboard shows each paper's locked reference run")
     Store.open(url, readonly=True)  # a bad or foreign database is a one-line error here, not in the browser

@@ -31,11 +31,12 @@ def _git(*args: str) -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
-def git_state() -> tuple[str | None, bool | None]:
+def git_state(exclude: tuple[str, ...] = ()) -> tuple[str | None, bool | None]:
+    """(HEAD, whether tracked files differ from it), ignoring the `exclude` paths (a command's own outputs)."""
     sha = _git("rev-parse", "HEAD")
     if sha is None:
         return None, None
-    status = _git("status", "--porcelain", "--untracked-files=no")
+    status = _git("status", "--porcelain", "--untracked-files=no", "--", ".", *(f":(exclude){p}" for p in exclude))
     return sha, bool(status)
 
 

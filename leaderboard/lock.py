@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import platform
-import subprocess
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
@@ -24,6 +23,7 @@ from sqlalchemy import select
 
 from bench.errors import BenchError
 from bench.models import Run
+from bench.provenance import cpu_model, git_state, package_versions
 from bench.registry import Registry
 from bench.store import Store
 from leaderboard.claims import PENDING, Paper, Verdict, claim_groups, group_cells
@@ -77,35 +77,16 @@ def runs_cost(store: Store, keys: set[str]) -> tuple[float, float | None]:
 
 def machine() -> str:
     """The machine in one line: CPU model and cores, OS, Python and torch."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        from importlib.metadata import version
-
-        torch = f", torch {version('torch')}"
-    except Exception:  # noqa: BLE001 - a machine without torch still gets a description
-        torch = ""
-    return f"{cpu}, {os.cpu_count()} cores, {platform.system()}, Python {platform.python_version()}{torch}"
+    torch = package_versions().get("torch")
+    return (f"{cpu_model()}, {os.cpu_count()} cores, {platform.system()}, Python {platform.python_version()}"
+            + (f", torch {torch}" if torch else ""))
 
 
 def commit() -> str:
     """HEAD of the checkout, with +dirty when its tracked files differ from it (or 'unknown' outside git); the locks
     themselves are this command's output, not the code it ran, so they never make it dirty."""
-    root = Path(__file__).resolve().parent.parent
-    try:
-        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
-                                ":(exclude)leaderboard/verdicts"], cwd=root, capture_output=True, text=True,
-                               check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return sha + ("+dirty" if dirty else "")
+    sha, dirty = git_state(exclude=("leaderboard/verdicts",))
+    return "unknown" if sha is None else sha + ("+dirty" if dirty else "")
 
 
 def make_lock(paper: Paper, verdicts: list[Verdict], store: Store, registry: Registry, scales: tuple[str, ...]) -> Lock:
