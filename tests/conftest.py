@@ -1,5 +1,6 @@
 """Shared fixtures: a toy registry (tests/fixtures/bench_toy) and fresh SQLite stores."""
 
+import os
 import signal
 import sys
 from pathlib import Path
@@ -11,6 +12,21 @@ from bench.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TOY_METHODS = ("toy_noisy", "toy_raise", "toy_sleep", "toy_crash", "toy_gpu")
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def pytest_configure(config):
+    """Under `pytest -n N` (N > 1) every worker, and every `bench` it starts, computes on one thread.
+
+    Each worker otherwise starts torch's and the BLAS's pools at the machine's core count: two workers on CI's
+    two cores ran four busy threads, and GNU OpenMP's spinning barriers then slowed the small models' many tiny
+    ops about five-fold (a 21 s `bench run` of m3_jepa took over 600 s). The variables are set in the controller,
+    before it starts the workers, so torch and numpy read them at import; an explicit setting is kept.
+    """
+    workers = getattr(config.option, "numprocesses", None)
+    if workers and workers != 1 and not os.environ.get("PYTEST_XDIST_WORKER"):
+        for name in THREAD_VARIABLES:
+            os.environ.setdefault(name, "1")
 
 
 def default_sigint() -> None:
