@@ -80,7 +80,13 @@ def shift_directions(x: np.ndarray, y: np.ndarray, analysis: np.ndarray):
 
 def secondary_effects(problem: RefusalProblem, dirs: np.ndarray, source: int, target: int, k: int) -> np.ndarray:
     """(k−1,) mean change of h_target·C1 on the harmful test prompts when C_j of `source` is ablated
-    there (j = 2 … k), divided by the standard deviation of h_target·C1 over all prompts."""
+    there (j = 2 … k), divided by the standard deviation of h_target·C1 over all prompts.
+
+    The mean over prompts is signed on purpose: §3.3's secondary directions *promote or suppress* the dominant
+    one, a systematic shift of its projection. Ablating any direction upstream jitters every prompt's projection
+    a little either way; a mean of |Δ| would count that jitter as an effect even for directions that encode
+    nothing (the claim's negative control, the untrained model), where the signed mean averages it out. Directions do not cancel each other:
+    the task's metric is the largest |mean| over j, so a suppressing direction counts like a promoting one."""
     model, tok = problem.finetuned_model, problem.tokenizer
     formatted = chat_prompts(tok, problem.prompts)
     clean = stream_states(model, tok, formatted, problem.batch_size, problem.device)[0][target] @ dirs[target, 0]

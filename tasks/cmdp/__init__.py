@@ -75,6 +75,7 @@ METRICS = {
     "max_lambda": Metric(False, "", False, "max_t ‖λ_t‖_∞ (0 for methods without multipliers)"),
     "lambda_bound": Metric(False, "", False, "Λ = 112·m·L²/ρ², the claimed multiplier bound"),
     "rho": Metric(True, "", False, "ρ, Slater parameter of the (averaged) instance"),
+    "horizon": Metric(True, "", False, "T, the number of episodes (the x of rates fitted across horizons)"),
 }
 
 
@@ -119,6 +120,7 @@ def score(problem: Problem, result: Result) -> dict[str, float]:
         "max_lambda": lam,
         "lambda_bound": 112.0 * problem.m * problem.n_layers ** 2 / problem.rho ** 2 if problem.rho > 0 else float("nan"),
         "rho": problem.rho,
+        "horizon": float(problem.T),
     }
 
 

@@ -6,6 +6,10 @@ from leaderboard.claims import load_paper, paper_cells
 PAPER = "cmdp-bobw"
 
 
+def cpu_claims(paper):
+    return [c for c in paper.claims if c.role == "claim"]
+
+
 def test_claims_file_is_valid():
     registry = Registry.discover()
     paper = load_paper(registry, PAPER)
@@ -14,8 +18,12 @@ def test_claims_file_is_valid():
     assert [c.id for c in paper.claims if c.role == "check"] == checks
     assert set(paper.methods) == {"bobw_po", "cmdp_full_feedback", "cmdp_unconstrained_po", "cmdp_primal_dual"}
     assert all(info["fidelity"] and info.get("deviations") for info in paper.methods.values())
-    assert len(paper_cells(paper, registry, controls=False)) == 3 * 3
-    # negative controls: the uniform policy (fixed share σ = 1) in both regimes, the unconstrained learner adversarially
-    assert len(paper_cells(paper, registry)) == 6 * 3
-    cpu = [c for c in paper.claims if c.role == "claim"]
+    # bobw_po at T = 5000 in both regimes and the unconstrained learner; the regret's rate adds T = 1250, 2500, 10⁴
+    assert len(paper_cells(paper, registry, controls=False)) == 6 * 3
+    # negative controls: the uniform policy (fixed share σ = 1) in both regimes and at the regret fit's four horizons,
+    # the unconstrained learner adversarially
+    assert len(paper_cells(paper, registry)) == 12 * 3
+    regret = next(c for c in cpu_claims(paper) if c.id == "stochastic-regret-sqrt-t")
+    assert (regret.kind, regret.metric, regret.x_metric) == ("rate", "regret", "horizon")
+    cpu = cpu_claims(paper)
     assert all(c.control for c in cpu)
