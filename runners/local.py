@@ -14,6 +14,12 @@ library caller (a test, a notebook) that has trained a model in its own process 
 in-process path by default with one worker and no timeout (`isolate=None`), as before; forking
 with the same thread count keeps every number bit for bit, so no verdict depends on the mode.
 
+With more than one worker, each forked cell computes on its share of the cores (at least one thread:
+torch's pool, the BLAS's pool, and OMP_NUM_THREADS for what it starts). Every child otherwise starts its
+pools at the machine's core count, and GNU OpenMP's spinning barriers on oversubscribed cores slowed the
+small models' many tiny ops about five-fold (benchmarks/parallel_cells.py prints the ratio). One worker
+keeps every core, so its numbers stay those of the in-process path.
+
 Workers die with their driver: each child asks Linux for SIGKILL when its parent dies
 (PR_SET_PDEATHSIG), so even kill -9 of the driver leaves none running, and SIGTERM or Ctrl-C
 makes the driver kill them itself. Before a cell starts its driver leases it (bench.writes), so
@@ -149,11 +155,33 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
-def _child(cell: Cell, registry: Registry, timeout: float | None, conn: Connection, parent: int) -> None:
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def core_share(workers: int) -> int:
+    """Threads per cell when `workers` cells run at once: the cores this process may use, split evenly."""
+    return max(1, len(os.sched_getaffinity(0)) // workers)
+
+
+def _compute_on(threads: int) -> None:
+    """Size this child's thread pools; the driver imported torch and numpy but never ran a parallel op."""
+    from threadpoolctl import threadpool_limits
+
+    for name in THREAD_VARIABLES:
+        os.environ[name] = str(threads)  # libraries loaded later, and processes the cell starts
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
+    threadpool_limits(threads)  # the BLAS numpy loaded in the driver (not restored: the child exits after its cell)
+
+
+def _child(cell: Cell, registry: Registry, timeout: float | None, conn: Connection, parent: int,
+           threads: int | None) -> None:
     # Ctrl-C reaches the whole process group; the driver decides, and kills this child
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the driver's handler, inherited through fork
     _die_with(parent)
+    if threads is not None:
+        _compute_on(threads)
     try:
         conn.send(execute(cell, registry, timeout))
         conn.close()
@@ -198,6 +226,7 @@ def _interrupt_pipe():
 def _drive(todo: list[Cell], registry: Registry, workers: int, timeout: float | None,
            finish: Callable[[RunRecord], None], interrupted: int | None, writer: Writer, summary: Summary) -> None:
     ctx = mp.get_context("fork")
+    threads = core_share(workers) if workers > 1 else None
     queue, running = deque(todo), {}
     watched = [interrupted] if interrupted is not None else []
     try:
@@ -206,8 +235,8 @@ def _drive(todo: list[Cell], registry: Registry, workers: int, timeout: float | 
                 batch = [queue.popleft() for _ in range(min(workers - len(running), len(queue)))]
                 for cell in _claimed(batch, writer, summary):
                     reader, writer_end = ctx.Pipe(duplex=False)
-                    process = ctx.Process(target=_child, args=(cell, registry, timeout, writer_end, os.getpid()),
-                                          daemon=True)
+                    process = ctx.Process(target=_child, daemon=True,
+                                          args=(cell, registry, timeout, writer_end, os.getpid(), threads))
                     process.start()
                     writer_end.close()
                     now = time.monotonic()

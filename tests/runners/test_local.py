@@ -108,6 +108,47 @@ def _interrupt_then_resume(tmp_path, workers):
         assert connection.execute(text("SELECT COUNT(*) FROM runs WHERE status = 'done'")).scalar() == 40
 
 
+THREADS_GRID = """
+import json, sys
+sys.path.insert(0, {fixtures!r})
+from bench.registry import Listing, Registry
+from bench.store import Store
+from runners.grid import Entry, expand
+from runners.local import run_cells
+registry = Registry([Listing("task", "toy_target", "toy", "bench_toy.toy_target", "", "t"),
+                     Listing("method", "toy_threads", "toy", "bench_toy.toy_threads", "", "t")])
+store = Store.open({url!r})
+seen = {{}}
+for workers in (1, 2):
+    cells = expand(registry, [Entry("toy_threads")], [Entry("toy_target")], [workers], ["cpu"]).cells
+    run_cells(cells, store, registry, workers=workers, isolate=True)
+    key = cells[0].run_key
+    seen[workers] = [store.curve(key, name)[0][1] for name in ("torch_threads", "blas_threads", "omp_env")]
+import torch
+from threadpoolctl import threadpool_info
+seen["driver"] = [torch.get_num_threads(), min(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")]
+print(json.dumps(seen))
+"""
+
+
+def test_parallel_cells_share_the_cores_and_one_worker_keeps_them(tmp_path):
+    """Two workers: each cell computes on half the cores (torch, BLAS and OMP_NUM_THREADS for its own processes);
+    one worker keeps the driver's thread count, so its numbers stay those of the in-process path."""
+    import json
+
+    from runners.local import THREAD_VARIABLES, core_share
+    from tests.conftest import FIXTURES
+
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}  # a driver started without them
+    script = THREADS_GRID.format(fixtures=str(FIXTURES), url=f"sqlite:///{tmp_path}/threads.db")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    seen = json.loads(proc.stdout.splitlines()[-1])
+    cores = len(os.sched_getaffinity(0))
+    assert seen["1"] == seen["driver"] + [0]  # untouched: the driver's pools (the cores), no OMP_NUM_THREADS set
+    assert seen["2"] == [core_share(2)] * 3 == [max(1, cores // 2)] * 3
+
+
 def test_interrupted_sequential_grid_resumes_without_duplicates(tmp_path):
     _interrupt_then_resume(tmp_path, workers=1)
 
