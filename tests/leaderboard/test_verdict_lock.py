@@ -46,7 +46,6 @@ UNLOCKED = {
     "label-smoothing-calibration": LM_RUN,
     "logo": LM_RUN,
     "long-short-alignment": LM_RUN,
-    "m3-jepa": LM_RUN,
     "safety-directions": LM_RUN,
     "simplemix": LM_RUN,
 }
