@@ -118,7 +118,7 @@ def _progress_runner(cells, store, registry, workers: int, timeout: Optional[flo
 
     from runners.local import pending_cells, run_cells
 
-    todo, _ = pending_cells(cells, store, force)
+    todo, _ = pending_cells(cells, store, force, registry)
     if runner == "ray" and todo:  # an unreachable cluster is a one-line error before the bar is drawn
         from runners.ray import connect
 

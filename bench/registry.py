@@ -421,6 +421,27 @@ class Registry:
             raise static.NotStatic(f"{module}: config= is not a class of the repository")
         return static.dataclass_fields(config)
 
+    def task_version(self, task_name: str) -> int:
+        """The version a task declares (`@task(version=...)`), without importing its module."""
+        self.listing("task", task_name)
+        if ("task", task_name) in self._loaded:
+            return self.task(task_name).version
+        return self._read(("version", task_name), lambda: self.read_task_version(task_name),
+                          lambda: self.task(task_name).version)
+
+    def task_versions(self, cells) -> dict[str, int]:
+        """{run_key: its task's version now} for cells: a run stored under another version is stale."""
+        versions = {name: self.task_version(name) for name in {cell.task for cell in cells}}
+        return {cell.run_key: versions[cell.task] for cell in cells}
+
+    def read_task_version(self, task_name: str) -> int:
+        module = self.listing("task", task_name).module
+        given = self._reader.registered(module, "task").get("version")
+        value = given.value() if given is not None else TaskSpec.__dataclass_fields__["version"].default
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise static.NotStatic(f"{module}: version is not an integer literal")
+        return value
+
     def read_hardware(self, method_name: str) -> tuple[str, ...]:
         module = self.listing("method", method_name).module
         given = self._reader.registered(module, "method").get("hardware")

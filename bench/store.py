@@ -14,7 +14,7 @@ import stat
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from sqlalchemy import create_engine, event, inspect, select, text
 from sqlalchemy.engine import Engine, make_url
@@ -308,16 +308,21 @@ class Store:
             self._environment_id = found
         return self._environment_id
 
-    def done_keys(self, keys: Iterable[str]) -> set[str]:
-        keys = list(keys)
+    def done_keys(self, keys: Iterable[str], versions: Mapping[str, int] | None = None) -> set[str]:
+        """The keys with a done run; with `versions` ({run_key: task version now}), only runs of that version
+        (bench.writes.is_current: a run of an older task version is stale)."""
+        from bench.writes import is_current
+
+        keys, versions = list(keys), versions or {}
         done: set[str] = set()
         with self.engine.connect() as connection:
             for start in range(0, len(keys), 500):
                 chunk = keys[start:start + 500]
                 # status is filtered here, not in SQL: with it in the WHERE clause SQLite may pick the
                 # status index (every run is 'done') over the unique run_key index: 30 ms a query
-                rows = connection.execute(select(Run.run_key, Run.status).where(Run.run_key.in_(chunk)))
-                done.update(key for key, status in rows if status == "done")
+                rows = connection.execute(select(Run.run_key, Run.status, Run.task_version)
+                                          .where(Run.run_key.in_(chunk)))
+                done.update(key for key, status, version in rows if is_current(status, version, versions.get(key)))
         return done
 
     def save(self, record: RunRecord, runner: str, force: bool = False) -> bool:

@@ -101,15 +101,25 @@ def _write_lock(connection) -> None:
         connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({SAVE_LOCK})")
 
 
-def _done(connection, keys: list[str]) -> set[str]:
+def is_current(status: str, stored_version: int, wanted_version: int | None) -> bool:
+    """A stored run counts as done only when it finished under the task version the code declares now: a task
+    whose version was raised (its world or its scoring changed) makes its older runs stale, to be run again."""
+    return status == "done" and (wanted_version is None or stored_version == wanted_version)
+
+
+def _done(connection, keys: list[str], versions: dict[str, int] | None = None) -> set[str]:
+    """The keys with a current done run (`versions`: {run_key: task version now}; None accepts any)."""
+    versions = versions or {}
     done: set[str] = set()
     for clause in _keys_in(Run.run_key, keys):
         # status filtered here, not in SQL, so SQLite uses the unique run_key index (see Store.done_keys)
-        done.update(k for k, s in connection.execute(select(Run.run_key, Run.status).where(clause)) if s == "done")
+        rows = connection.execute(select(Run.run_key, Run.status, Run.task_version).where(clause))
+        done.update(k for k, s, v in rows if is_current(s, v, versions.get(k)))
     return done
 
 
-def claim(engine, keys: list[str], owner: str, ttl_s: float, force: bool) -> tuple[set[str], set[str]]:
+def claim(engine, keys: list[str], owner: str, ttl_s: float, force: bool,
+          versions: dict[str, int] | None = None) -> tuple[set[str], set[str]]:
     """Lease the free cells among `keys`: returns (claimed, already done). Others are leased elsewhere."""
     from bench.store import _dialect_insert
 
@@ -122,7 +132,7 @@ def claim(engine, keys: list[str], owner: str, ttl_s: float, force: bool) -> tup
             dead = [k for k, o in held if _dead_here(o)]
             if dead:
                 connection.execute(delete(Lease).where(Lease.run_key.in_(dead)))
-        done = set() if force else _done(connection, keys)
+        done = set() if force else _done(connection, keys, versions)
         free = [k for k in keys if k not in done]
         if free:
             insert = _dialect_insert(connection)(Lease.__table__)
@@ -173,7 +183,9 @@ def save_batch(engine, records: list[tuple[RunRecord, str]], environment_id: int
         if owner:
             for clause in _keys_in(Lease.run_key, keys):
                 connection.execute(delete(Lease).where(clause, Lease.owner == owner))
-        kept = set() if force else _done(connection, keys)
+        # a stored done run is kept, unless it ran under another task version than this record (stale)
+        versions = {k: latest[k][0].task_version for k in keys if latest[k][0].task_version}
+        kept = set() if force else _done(connection, keys, versions)
         write = [k for k in keys if k not in kept]
         if not write:
             return kept
@@ -204,8 +216,10 @@ class Writer:
     """
 
     def __init__(self, store, runner: str, force: bool = False, ttl_s: float | None = None,
-                 retry_s: float | None = None, flush_s: float = FLUSH_S, flush_runs: int = FLUSH_RUNS):
+                 retry_s: float | None = None, flush_s: float = FLUSH_S, flush_runs: int = FLUSH_RUNS,
+                 versions: dict[str, int] | None = None):
         self.store, self.runner, self.force = store, runner, force
+        self.versions = versions  # {run_key: task version now}: a done run of another version is claimed again
         self.ttl_s = ttl_s if ttl_s is not None else DEFAULT_TTL_S
         self.retry_s = retry_budget(retry_s if retry_s is not None else getattr(store, "retry_s", None))
         self.flush_s, self.flush_runs = flush_s, flush_runs
@@ -224,7 +238,8 @@ class Writer:
         """(claimed, done elsewhere) among keys; the rest are leased by a live driver."""
         if not keys:
             return set(), set()
-        claimed, done = self._retrying(lambda: claim(self.store.engine, keys, self.owner, self.ttl_s, self.force))
+        claimed, done = self._retrying(lambda: claim(self.store.engine, keys, self.owner, self.ttl_s, self.force,
+                                                             self.versions))
         self.leased |= claimed
         return claimed, done
 

@@ -306,8 +306,11 @@ class _Judge:
 
     def __init__(self, claim: Claim, store: Store, registry: Registry, seeds: int):
         self.claim, self.store, self.registry, self.seeds = claim, store, registry, seeds
-        self.group_keys = [[c.run_key for c in group_cells(g, registry, seeds)] for g in claim.groups]
-        done = store.done_keys(k for keys in self.group_keys for k in keys)
+        cells = [group_cells(g, registry, seeds) for g in claim.groups]
+        self.group_keys = [[c.run_key for c in group] for group in cells]
+        # only runs of the task version the code declares now: a raised version makes older runs stale
+        done = store.done_keys((k for keys in self.group_keys for k in keys),
+                               registry.task_versions([c for group in cells for c in group]))
         self.done_keys = [[k for k in keys if k in done] for keys in self.group_keys]
         self.metrics = store.metrics(k for keys in self.done_keys for k in keys)
 

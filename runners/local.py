@@ -62,12 +62,13 @@ class Summary:
         self.counts[record.status] += 1
 
 
-def pending_cells(cells: list[Cell], store: Store, force: bool) -> tuple[list[Cell], int]:
-    """Unique cells still to run (all of them with force); and how many were already done."""
+def pending_cells(cells: list[Cell], store: Store, force: bool, registry: Registry) -> tuple[list[Cell], int]:
+    """Unique cells still to run (all of them with force); and how many were already done (under the task
+    version the code declares now: an older version's run is stale and runs again)."""
     unique = list({c.run_key: c for c in cells}.values())
     if force:
         return unique, 0
-    done = store.done_keys(c.run_key for c in unique)
+    done = store.done_keys((c.run_key for c in unique), registry.task_versions(unique))
     return [c for c in unique if c.run_key not in done], len(done)
 
 
@@ -77,11 +78,11 @@ def run_cells(cells: list[Cell], store: Store, registry: Registry, workers: int 
     """Run the cells not yet done; `isolate`: fork each cell (None: only with workers > 1 or a timeout)."""
     if isolate is None:
         isolate = workers > 1 or timeout is not None
-    todo, already = pending_cells(cells, store, force)
+    todo, already = pending_cells(cells, store, force, registry)
     summary = Summary(already_done=already)
     if not todo:
         return summary
-    writer = Writer(store, "local", force=force, ttl_s=lease_ttl)
+    writer = Writer(store, "local", force=force, ttl_s=lease_ttl, versions=registry.task_versions(todo))
 
     def finish(record: RunRecord) -> None:
         if not record.task_version:  # killed or crashed before execute() reported it

@@ -185,7 +185,7 @@ def run_cells(cells: list[Cell], store: Store, registry: Registry, address: str 
               on_status: OnStatus | None = None, retries: int = 2, runtime_env: dict | None = None,
               num_cpus: int | None = None) -> Summary:
     """Run the cells on Ray, storing each as it finishes; returns the counts per status."""
-    todo, already = pending_cells(cells, store, force)
+    todo, already = pending_cells(cells, store, force, registry)
     summary = Summary(already_done=already)
     if not todo:
         return summary
@@ -193,7 +193,7 @@ def run_cells(cells: list[Cell], store: Store, registry: Registry, address: str 
 
     owns_ray = not ray.is_initialized()  # a Ray started here is shut down here
     connect(address, runtime_env, num_cpus)
-    writer = Writer(store, "ray", force=force)
+    writer = Writer(store, "ray", force=force, versions=registry.task_versions(todo))
     try:
         with _sigterm_as_interrupt():
             _drive(todo, registry, timeout, on_record, on_status, retries, summary, writer)

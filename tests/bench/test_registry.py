@@ -149,6 +149,8 @@ def test_static_reading_agrees_with_the_imported_modules(registry):
             assert canonical_json(fresh.config_defaults(kind, name)) == canonical_json(config_dict(entry.Config())), name
     for name in fresh.names("method"):
         assert fresh.read_hardware(name) == registry.method(name).spec.hardware, name
+    for name in fresh.names("task"):
+        assert fresh.read_task_version(name) == registry.task(name).version, name
     for family in sorted({item.family for item in fresh.listings}):
         read, imported = fresh.read_metrics(family), registry.family(family)
         assert list(read.metrics.items()) == list(imported.metrics.items()), family
@@ -164,10 +166,12 @@ def test_the_leaderboard_reads_every_builtin_without_importing_it():
     fresh = Registry.discover(plugins=False)
     unreadable = []
     for kind, name in [(k, n) for k in ("method", "task") for n in fresh.names(k)] + [
-            ("hardware", n) for n in fresh.names("method")] + [("family", f) for f in {i.family for i in fresh.listings}]:
+            ("hardware", n) for n in fresh.names("method")] + [("family", f) for f in {i.family for i in fresh.listings}] + [
+            ("version", n) for n in fresh.names("task")]:
         try:
             {"method": lambda: fresh.read_config_fields("method", name), "task": lambda: fresh.read_config_fields("task", name),
-             "hardware": lambda: fresh.read_hardware(name), "family": lambda: fresh.read_metrics(name)}[kind]()
+             "hardware": lambda: fresh.read_hardware(name), "family": lambda: fresh.read_metrics(name),
+             "version": lambda: fresh.read_task_version(name)}[kind]()
         except NotStatic as exc:
             unreadable.append(f"{kind} {name}: {exc}")
     assert unreadable == []

@@ -47,6 +47,14 @@ def test_save_is_an_upsert_by_run_key(store):
     assert store.done_keys([rows[0].run_key, "x" * 64]) == {rows[0].run_key}
 
 
+def test_a_run_of_another_task_version_is_not_done(store):
+    store.save(_record(), runner="local")  # task version 1
+    key = _record().cell.run_key
+    assert store.done_keys([key]) == {key}  # no versions asked: any done run
+    assert store.done_keys([key], {key: 1}) == {key}
+    assert store.done_keys([key], {key: 2}) == set()  # the task's version was raised since: stale
+
+
 def test_environment_is_recorded_once(store):
     store.save(_record(seed=0), runner="local")
     store.save(_record(seed=1), runner="local")

@@ -97,6 +97,18 @@ def test_verdicts_for_each_kind(toy_paper, store):
     assert all("measured at cpu-full" in v.detail for v in verdicts.values() if v.verdict != "not run")
 
 
+def test_runs_of_an_older_task_version_are_not_judged(toy_paper, store):
+    """toy_target declares version 2: runs stored under version 1 (before its world or scoring changed) are stale,
+    so the claim is "not run", not judged on what the task no longer computes."""
+    _fill(store, toy_paper)
+    with store.engine.begin() as connection:
+        connection.exec_driver_sql("UPDATE runs SET task_version = 1")
+    paper = load_paper(toy_paper, "toy-paper")
+    verdicts = {v.claim.id: v for v in evaluate_paper(paper, store, toy_paper)}
+    assert {v.verdict for v in verdicts.values()} == {"not run"}
+    assert all(v.runs_found == 0 for v in verdicts.values())
+
+
 def test_seed_override_changes_the_requirement(toy_paper, store):
     _fill(store, toy_paper)
     paper = load_paper(toy_paper, "toy-paper")
@@ -156,7 +168,7 @@ def _fill_values(store, registry, table):
     for noise, errors in table.items():
         for seed, error in enumerate(errors):
             cell = make_cell(registry, Entry("toy_noisy", {"noise": noise}), Entry("toy_target"), seed)
-            store.save(RunRecord(cell, "done", 1, {"error": error, "norm": 1.0}, {}), runner="local")
+            store.save(RunRecord(cell, "done", 2, {"error": error, "norm": 1.0}, {}), runner="local")  # toy_target v2
 
 
 def _per_seed_verdicts(tmp_path, toy_registry, store, table, text=PER_SEED, seeds=None):
@@ -451,7 +463,7 @@ def test_a_rate_across_settings_fails_when_a_setting_reports_no_value(tmp_path, 
         for seed, error in enumerate(errors):
             cell = make_cell(registry, Entry("toy_noisy", {"noise": noise}), Entry("toy_target"), seed)
             metrics = {"norm": 1.0 + noise} if noise == 0.5 else {"error": error, "norm": 1.0 + noise}
-            store.save(RunRecord(cell, "done", 1, metrics, {}), runner="local")
+            store.save(RunRecord(cell, "done", 2, metrics, {}), runner="local")  # toy_target v2
     verdict = next(v for v in evaluate_paper(load_paper(registry, "toy-paper"), store, registry) if v.claim.id == "slope-with-a-hole")
     assert verdict.verdict == "not reproduced"  # the two other settings alone would fit some slope within ±10
     assert "no error / norm for toy_noisy(noise=0.5)" in verdict.detail

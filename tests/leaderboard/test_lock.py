@@ -45,7 +45,7 @@ def _fill(store, registry, runs=RUNS):
     for noise, (errors, wall, cpu) in runs.items():
         for seed, error in enumerate(errors):
             cell = make_cell(registry, Entry("toy_noisy", {"noise": noise}), Entry("toy_target"), seed)
-            store.save(RunRecord(cell, "done", 1, {"error": error}, {}, wall_s=wall, cpu_s=cpu), runner="local")
+            store.save(RunRecord(cell, "done", 2, {"error": error}, {}, wall_s=wall, cpu_s=cpu), runner="local")  # toy_target v2
 
 
 def test_a_lock_records_verdicts_controls_seeds_and_costs_and_reads_back(tmp_path, paper_and_registry, store):

@@ -34,6 +34,19 @@ def test_failures_and_timeouts_are_stored_and_the_grid_goes_on(toy_registry, sto
     assert store.metrics([runs[("toy_noisy", 0)].run_key])[runs[("toy_noisy", 0)].run_key]["error"] > 0
 
 
+def test_a_run_of_an_older_task_version_runs_again_and_is_replaced(toy_registry, store):
+    """toy_target declares version 2; a done run stored under version 1 is stale: rerun, without --force."""
+    (cell,) = _cells(toy_registry, [("toy_noisy", {})])
+    first = run_cells([cell], store, toy_registry)
+    assert first.counts == {"done": 1} and run_cells([cell], store, toy_registry).already_done == 1
+    with store.engine.begin() as connection:  # as if stored before the task's version was raised
+        connection.execute(text("UPDATE runs SET task_version = 1, error = 'v1'"))
+    again = run_cells([cell], store, toy_registry)
+    assert (again.counts, again.already_done, again.kept) == ({"done": 1}, 0, 0)
+    (row,) = store.runs()
+    assert (row.task_version, row.error, row.status) == (2, None, "done")
+
+
 def test_rerun_skips_done_and_retries_failures_without_duplicates(toy_registry, store):
     cells = _cells(toy_registry, [("toy_noisy", {}), ("toy_raise", {})], seeds=(0, 1, 2))
     first = run_cells(cells, store, toy_registry)
