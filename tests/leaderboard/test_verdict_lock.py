@@ -43,10 +43,8 @@ UNLOCKED = {
     "epa": LM_RUN,
     "eraseanything": LM_RUN,
     "hetero-vocab-sd": LM_RUN,
-    "label-smoothing-calibration": LM_RUN,
     "logo": LM_RUN,
     "long-short-alignment": LM_RUN,
-    "safety-directions": LM_RUN,
     "simplemix": LM_RUN,
 }
 
