@@ -63,6 +63,7 @@ def train_causal_lm(tokenizer, texts: list[str], layers: int, width: int, heads:
     optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=lr, total_steps=max(steps, 1), pct_start=0.1)
     model.train()
+    loss = None  # steps = 0: the untrained world of the claims' negative controls
     for _ in range(steps):
         starts = torch.randint(0, len(data) - seq_len - 1, (batch,), generator=generator)
         windows = torch.stack([data[s: s + seq_len + 1] for s in starts.tolist()])  # (B, L+1)
@@ -72,7 +73,7 @@ def train_causal_lm(tokenizer, texts: list[str], layers: int, width: int, heads:
         optimiser.step()
         schedule.step()
     model.eval()
-    return model, float(loss.detach())
+    return model, float(loss.detach()) if loss is not None else float("nan")
 
 
 def build_pairs(settings: dict, cache_dir: str) -> Path:

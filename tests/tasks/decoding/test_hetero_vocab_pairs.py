@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+import torch
 
 from bench.context import RunContext
 from methods.decoding.tli import intersection, output_size
@@ -51,6 +52,21 @@ def test_cache_is_reused_and_keyed_by_the_settings(small):
     assert len(dirs) == 1 and dirs[0].startswith("pairs-")
     build(config, RunContext(seed=1))  # another seed: other prompts, same models
     assert sorted(p.name for p in Path(config.cache_dir).iterdir()) == dirs
+
+
+def test_an_untrained_world_builds_its_models_at_their_initialisation(tmp_path):
+    """train_steps 0 (the claims' negative control): the models keep their seeded initialisation, so the drafter
+    knows nothing of the target; the recorded final loss is NaN (no step was taken), not an error."""
+    import json
+
+    config = Config(**{**SMALLEST, "train_steps": 0}, cache_dir=str(tmp_path))
+    problem = build(config, RunContext(seed=0))
+    (built,) = tmp_path.iterdir()
+    losses = json.loads((built / "done").read_text())["final_loss"]
+    assert all(loss != loss for loss in losses.values())  # NaN
+    # an untrained model's next-token distribution is nearly uniform over its vocabulary
+    probs = problem.target.model(torch.tensor([problem.prompt_ids(0)])).logits[0, -1].softmax(-1)
+    assert float(probs.max()) < 5.0 / probs.numel()
 
 
 def test_saved_directories_load_like_hub_ids(small):
