@@ -83,10 +83,11 @@ def secondary_effects(problem: RefusalProblem, dirs: np.ndarray, source: int, ta
     there (j = 2 … k), divided by the standard deviation of h_target·C1 over all prompts.
 
     The mean over prompts is signed on purpose: §3.3's secondary directions *promote or suppress* the dominant
-    one, a systematic shift of its projection. Ablating any direction upstream jitters every prompt's projection
-    a little either way; a mean of |Δ| would count that jitter as an effect even for directions that encode
-    nothing (the claim's negative control, the untrained model), where the signed mean averages it out. Directions do not cancel each other:
-    the task's metric is the largest |mean| over j, so a suppressing direction counts like a promoting one."""
+    one, a systematic shift of its projection, where a mean of |Δ| would also count the per-prompt jitter that
+    ablating any upstream direction causes. Directions do not cancel each other: the task's metric is the
+    largest |mean| over j, so a suppressing direction counts like a promoting one. The scale is the spread of
+    h_target·C1 over prompts; on the untreated model (the claim's negative control) C1 is noise with little
+    spread, and the signed effect still reaches 1.14 of it (docs/papers/safety-directions.md)."""
     model, tok = problem.finetuned_model, problem.tokenizer
     formatted = chat_prompts(tok, problem.prompts)
     clean = stream_states(model, tok, formatted, problem.batch_size, problem.device)[0][target] @ dirs[target, 0]
