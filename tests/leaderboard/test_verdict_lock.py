@@ -45,7 +45,6 @@ UNLOCKED = {
     "hetero-vocab-sd": LM_RUN,
     "logo": LM_RUN,
     "long-short-alignment": LM_RUN,
-    "simplemix": LM_RUN,
 }
 
 
