@@ -103,6 +103,21 @@ def _check_devices(cells, runner: str) -> None:
             device_for(hardware)
 
 
+def _refuse_hub_models_on_cpu(cells) -> None:
+    """Paper-scale cells that name hub models are refused on a machine without CUDA (exit 2, nothing stored): they
+    would download an LLM and fine-tune it on the CPU, or spend minutes retrying downloads offline."""
+    from leaderboard.claims import looks_like_hub_id
+
+    hub = sorted({v for c in cells for v in (*c.method_config.values(), *c.task_config.values()) if looks_like_hub_id(v)})
+    if not hub:
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        raise BenchError(f"the paper-scale cells name hub models ({', '.join(hub)}) and this machine has no CUDA "
+                         "device: run them on a GPU machine, or pass --allow-cpu to download and train them on the CPU")
+
+
 def _exit_on_failures(summary) -> None:
     if summary.counts.get("failed") or summary.counts.get("timeout"):
         raise typer.Exit(1)  # the failures are stored; the exit code tells a script
@@ -467,8 +482,11 @@ class Scale(str, Enum):
 def reproduce(
     paper: Annotated[Optional[str], typer.Argument(help="Paper slug (bench list papers); or --all.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Every paper's claims in one grid (default --scale cpu).")] = False,
-    scale: Annotated[Optional[Scale], typer.Option(help="Claims to run: cpu (cpu-full, cpu-reduced), paper or all "
-                                                        "(default: all for one paper, cpu with --all).")] = None,
+    scale: Annotated[Scale, typer.Option(help="Claims to run: cpu (cpu-full, cpu-reduced), paper or all. Paper-scale "
+                                              "cells run only when asked: they need a GPU and hub models.")] = Scale.cpu,
+    allow_cpu: Annotated[bool, typer.Option("--allow-cpu", help="Run paper-scale cells that name hub models on a "
+                                                                 "machine without CUDA (downloads and trains them on "
+                                                                 "the CPU).")] = False,
     seeds: Annotated[Optional[int], typer.Option(help="Seeds per cell (default: each claim's own).")] = None,
     controls: Annotated[bool, typer.Option("--controls", help="Also run each claim's negative control (the cells "
                                                                "where it must not hold).")] = False,
@@ -501,7 +519,7 @@ def reproduce(
     controls = controls or lock
     registry = _registry()
     papers = [load_paper(registry, slug) for slug in (registry.papers() if all_ else [paper])]
-    chosen = (scale or (Scale.cpu if all_ else Scale.all)).value
+    chosen = scale.value
     cells = cache_first(claim_cells(papers, registry, chosen, seeds=seeds, controls=controls))
     if dry_run:
         for cell in cells:
@@ -510,6 +528,8 @@ def reproduce(
         out.print(f"{len(cells)} cells")
         return
     _check_devices(cells, runner)
+    if chosen != "cpu" and not allow_cpu:
+        _refuse_hub_models_on_cpu(cells)
     store = Store.open(db)
     started, clock = time.time(), time.perf_counter()
     summary = _progress_runner(cells, store, registry, workers, timeout, force=False, runner=runner, address=address,

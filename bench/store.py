@@ -345,6 +345,17 @@ class Store:
         with self.engine.connect() as connection:
             return list(connection.execute(query).all())
 
+    def unfinished(self, run_keys: Iterable[str]) -> dict[str, tuple[str, str | None]]:
+        """{run_key: (status, error)} of the stored runs among `run_keys` that did not finish (failed, timeout,
+        skipped, infeasible)."""
+        keys, out = list(run_keys), {}
+        with self.engine.connect() as connection:
+            for start in range(0, len(keys), 500):
+                rows = connection.execute(select(Run.run_key, Run.status, Run.error)
+                                          .where(Run.run_key.in_(keys[start:start + 500])))
+                out.update({k: (s, e) for k, s, e in rows if s != "done"})
+        return out
+
     def metrics(self, run_keys: Iterable[str]) -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {}
         keys = list(run_keys)

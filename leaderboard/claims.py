@@ -297,6 +297,14 @@ def paper_cells(paper: Paper, registry: Registry, seeds: int | None = None, cont
     return list(dict.fromkeys(cells))
 
 
+def looks_like_hub_id(value: Any) -> bool:
+    """A config value naming a Hugging Face hub model ("org/name"), not a path on this machine."""
+    from pathlib import Path
+
+    return (isinstance(value, str) and value.count("/") == 1 and not value.startswith((".", "/", "~"))
+            and all(part and " " not in part for part in value.split("/")) and not Path(value).exists())
+
+
 def _fmt(x: float) -> str:
     return f"{x:.3g}"
 
@@ -304,8 +312,8 @@ def _fmt(x: float) -> str:
 class _Judge:
     """Evaluates one claim against the store."""
 
-    def __init__(self, claim: Claim, store: Store, registry: Registry, seeds: int):
-        self.claim, self.store, self.registry, self.seeds = claim, store, registry, seeds
+    def __init__(self, claim: Claim, store: Store, registry: Registry, seeds: int, slug: str = "<paper>"):
+        self.claim, self.store, self.registry, self.seeds, self.slug = claim, store, registry, seeds, slug
         cells = [group_cells(g, registry, seeds) for g in claim.groups]
         self.group_keys = [[c.run_key for c in group] for group in cells]
         # only runs of the task version the code declares now: a raised version makes older runs stale
@@ -330,10 +338,28 @@ class _Judge:
         c = self.claim
         found = min(len(keys) for keys in self.done_keys)
         if found == 0:
-            return self._make("not run", [], "", f"no finished runs yet; `bench reproduce` runs the {self.seeds} seed(s) per cell")
+            return self._make("not run", [], "", "; ".join(filter(None, [self._not_run(), self._failures()])))
         if found < self.seeds:
-            return self._make("insufficient seeds", [], "", f"{found} of {self.seeds} seeds finished per cell")
+            return self._make("insufficient seeds", [], "", "; ".join(filter(None, [
+                f"{found} of {self.seeds} seeds finished per cell", self._failures()])))
         return getattr(self, f"_{c.kind}")()
+
+    def _not_run(self) -> str:
+        if self.claim.scale == "paper-scale":
+            hub = sorted({v for g in self.claim.groups for v in (*g.method_config.values(), *g.task_config.values())
+                          if looks_like_hub_id(v)})
+            needs = f"a GPU and {', '.join(hub)}" if hub else "the paper's hardware and data"
+            return f"paper-scale: needs {needs}; run it on such a machine with `bench reproduce {self.slug} --scale paper`"
+        return f"no finished runs yet; `bench reproduce` runs the {self.seeds} seed(s) per cell"
+
+    def _failures(self) -> str:
+        """What stopped the claim's cells that did not finish: the reason a "not run" verdict has, in one line."""
+        stopped = self.store.unfinished(k for keys in self.group_keys for k in keys)
+        if not stopped:
+            return ""
+        status, error = next(iter(stopped.values()))
+        last = (error or "").strip().splitlines()[-1:] or ["no error recorded"]
+        return f"{len(stopped)} of its runs did not finish ({status}: {last[0][:200]})"
 
     def _make(self, verdict: str, ours: list[float], ours_text: str, detail: str, paper_text: str | None = None) -> Verdict:
         c = self.claim
@@ -508,7 +534,7 @@ def _paper_text(c: Claim) -> str:
 def evaluate_paper(paper: Paper, store: Store, registry: Registry, seeds: int | None = None) -> list[Verdict]:
     """A verdict per control, claim and check (in that order); a claim gated by a failed positive control is
     inconclusive."""
-    verdicts = [_Judge(claim, store, registry, seeds or claim.seeds).verdict() for claim in paper.claims]
+    verdicts = [_Judge(claim, store, registry, seeds or claim.seeds, paper.slug).verdict() for claim in paper.claims]
     verdicts = [replace(v, detail=f"sanity check, cannot fail by construction ({v.claim.why}); {v.detail}")
                 if v.claim.role == "check" else v for v in verdicts]
     gate = {gated: v for v in verdicts if v.claim.role == "control" for gated in v.claim.gates}

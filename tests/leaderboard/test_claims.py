@@ -109,6 +109,24 @@ def test_runs_of_an_older_task_version_are_not_judged(toy_paper, store):
     assert all(v.runs_found == 0 for v in verdicts.values())
 
 
+def test_a_claim_whose_cells_failed_says_why_it_is_not_run(toy_paper, store):
+    cell = make_cell(toy_paper, Entry("toy_noisy"), Entry("toy_target", {"dim": 7}), 0)  # never-run's first cell
+    error = "Traceback (most recent call last):\n  File \"x.py\", line 1\nRuntimeError: the world did not build"
+    store.save(RunRecord(cell, "failed", 2, error=error), runner="local")
+    paper = load_paper(toy_paper, "toy-paper")
+    verdict = next(v for v in evaluate_paper(paper, store, toy_paper) if v.claim.id == "never-run")
+    assert verdict.verdict == "not run"
+    assert "1 of its runs did not finish (failed: RuntimeError: the world did not build)" in verdict.detail
+
+
+def test_a_paper_scale_claim_not_run_names_what_it_needs(registry, store):
+    paper = load_paper(registry, "label-smoothing-calibration")
+    (verdict,) = [v for v in evaluate_paper(paper, store, registry) if v.claim.scale == "paper-scale"]
+    assert verdict.verdict == "not run"
+    assert verdict.detail.startswith("paper-scale: needs a GPU and meta-llama/Llama-3.1-8B; run it on such a machine "
+                                     "with `bench reproduce label-smoothing-calibration --scale paper`")
+
+
 def test_seed_override_changes_the_requirement(toy_paper, store):
     _fill(store, toy_paper)
     paper = load_paper(toy_paper, "toy-paper")

@@ -5,6 +5,7 @@ import sys
 from dataclasses import replace
 
 import pytest
+import torch
 
 from bench.errors import BenchError
 from bench.spec import Cell, RunRecord
@@ -118,3 +119,22 @@ def test_reproduce_all_dry_run_lists_every_cpu_cell_once(tmp_path, registry):
 def test_reproduce_needs_one_paper_or_all(tmp_path, args):
     run = _bench("reproduce", *args, tmp_path=tmp_path)
     assert run.returncode == 2 and run.stderr.strip() == "error: give one paper slug or --all (bench list papers)"
+
+
+def test_one_paper_runs_its_cpu_scale_cells_unless_asked(tmp_path, registry):
+    """Paper-scale cells (a GPU and hub models) are never attempted by default: the default scale is cpu."""
+    paper = load_paper(registry, "label-smoothing-calibration")
+    run = _bench("reproduce", "label-smoothing-calibration", "--dry-run", tmp_path=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().splitlines()[-1] == f"{len(claim_cells([paper], registry, 'cpu'))} cells"
+    assert "meta-llama" not in run.stdout
+    asked = _bench("reproduce", "label-smoothing-calibration", "--scale", "paper", "--dry-run", tmp_path=tmp_path)
+    assert "meta-llama/Llama-3.1-8B" in asked.stdout
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU: the cells would run")
+def test_paper_scale_hub_cells_are_refused_on_a_machine_without_cuda(tmp_path):
+    run = _bench("reproduce", "label-smoothing-calibration", "--scale", "paper", tmp_path=tmp_path)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
+    assert "name hub models (meta-llama/Llama-3.1-8B) and this machine has no CUDA device" in run.stderr
+    assert "--allow-cpu" in run.stderr and not (tmp_path / "b.db").exists()
