@@ -39,10 +39,8 @@ def _tier(slug: str):
 # lands, so this list cannot outlive the gap
 LM_RUN = "its tiny models at the claims' own seeds with controls take about an hour of CPU; not locked yet"
 UNLOCKED = {
-    "gene-causal": "its 80 cells take about four CPU-hours; the lock run did not fit the session that wrote the others",
     "epa": LM_RUN,
     "eraseanything": LM_RUN,
-    "hetero-vocab-sd": LM_RUN,
     "logo": LM_RUN,
     "long-short-alignment": LM_RUN,
 }
