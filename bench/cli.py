@@ -21,7 +21,16 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="Reproduce ICML 2025 papers: run methods on tasks, store every run, judge the papers' claims.")
 db_app = typer.Typer(no_args_is_help=True, help="Database maintenance.")
 app.add_typer(db_app, name="db")
-out = Console()
+PIPED_WIDTH = 320  # columns of stdout piped to a file or a program: a claims table keeps a line or two per claim
+
+
+def _stdout_width() -> int | None:
+    """None (the terminal's own width, or COLUMNS) on a terminal; piped, PIPED_WIDTH instead of rich's 80 columns,
+    which folded a six-claim table into 400 lines."""
+    return None if sys.stdout.isatty() or os.environ.get("COLUMNS") else PIPED_WIDTH
+
+
+out = Console(width=_stdout_width())
 err = Console(stderr=True)
 
 DbOption = Annotated[Optional[str], typer.Option("--db", envvar="BENCH_DB_URL",

@@ -159,6 +159,20 @@ def test_interrupted_grid_reruns_to_completion_without_duplicates(tmp_path):
     assert rows(db, "SELECT COUNT(*), COUNT(DISTINCT run_key), SUM(status = 'done') FROM runs") == [(60, 60, 60)]
 
 
+def test_claims_piped_to_a_file_keep_a_line_or_two_per_claim(tmp_path):
+    """Piped (no terminal, no COLUMNS), the table is PIPED_WIDTH wide, not rich's 80 columns."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "BENCH_DB_URL")}
+    proc = subprocess.run([*BENCH, "claims", "--paper", "cmdp-bobw"], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    claim_rows = [line for line in lines if line.split() and line.split()[0] in (
+        "stochastic-violation-sqrt-t", "stochastic-regret-sqrt-t", "adversarial-violation-sqrt-t",
+        "adversarial-reward-fraction", "unconstrained-linear-violation", "violation-below-unconstrained")]
+    assert len(claim_rows) == 6  # each id whole on its row's first line
+    assert len(lines) < 10 * 7 and max(map(len, lines)) <= 320
+
+
 def test_claims_check_validates_every_claims_file():
     proc = bench("claims", "--check", check=0)
     for slug in ("clipped-sgd-performative", "best-of-n-kl", "cmdp-bobw"):
