@@ -17,6 +17,11 @@ from rich.console import Console
 from bench.errors import BenchError
 from bench.registry import Registry
 
+# transformers draws a "Loading weights" bar (and the hub a download bar) for every model a cell loads: dozens per
+# grid, written over the grid's own progress line. Off unless asked for (HF_HUB_DISABLE_PROGRESS_BARS=0 shows them);
+# read when huggingface_hub is first imported, which the commands do later, inside the cells.
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Reproduce ICML 2025 papers: run methods on tasks, store every run, judge the papers' claims.")
 db_app = typer.Typer(no_args_is_help=True, help="Database maintenance.")

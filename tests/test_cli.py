@@ -173,6 +173,17 @@ def test_claims_piped_to_a_file_keep_a_line_or_two_per_claim(tmp_path):
     assert len(lines) < 10 * 7 and max(map(len, lines)) <= 320
 
 
+@pytest.mark.parametrize("setting, shown", [(None, "False"), ("0", "True")])
+def test_model_loading_bars_are_off_in_bench_unless_asked_for(setting, shown):
+    """transformers' per-model "Loading weights" bars (dozens per grid) stay off the grid's progress line."""
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_DISABLE_PROGRESS_BARS"}
+    if setting is not None:
+        env["HF_HUB_DISABLE_PROGRESS_BARS"] = setting
+    code = "import bench.cli; from transformers.utils import logging; print(logging.is_progress_bar_enabled())"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == shown, proc.stderr[-500:]
+
+
 def test_claims_check_validates_every_claims_file():
     proc = bench("claims", "--check", check=0)
     for slug in ("clipped-sgd-performative", "best-of-n-kl", "cmdp-bobw"):
