@@ -117,19 +117,21 @@ def _check_devices(cells, runner: str) -> None:
             device_for(hardware)
 
 
-def _refuse_hub_models_on_cpu(cells) -> None:
-    """Paper-scale cells that name hub models are refused on a machine without CUDA (exit 2, nothing stored): they
-    would download an LLM and fine-tune it on the CPU, or spend minutes retrying downloads offline."""
+AllowCpuOption = Annotated[bool, typer.Option("--allow-cpu", help="Run cells that name hub models on hardware cpu "
+                                                                   "(downloads them and trains them on the CPU).")]
+
+
+def _refuse_hub_models_on_cpu(overrides, hardware, advice: str) -> None:
+    """A hub model asked for (a --set value, a grid file's or a claim's config) on hardware cpu is refused (exit 2,
+    nothing stored) unless --allow-cpu: the cells would download an LLM and fine-tune it on the CPU, or spend minutes
+    retrying downloads offline. Only what was asked for counts: some defaults name the hub models their paper-scale
+    path loads (EraseAnything's CLIP judge), which the CPU worlds never touch."""
     from leaderboard.claims import looks_like_hub_id
 
-    hub = sorted({v for c in cells for v in (*c.method_config.values(), *c.task_config.values()) if looks_like_hub_id(v)})
-    if not hub:
-        return
-    import torch
-
-    if not torch.cuda.is_available():
-        raise BenchError(f"the paper-scale cells name hub models ({', '.join(hub)}) and this machine has no CUDA "
-                         "device: run them on a GPU machine, or pass --allow-cpu to download and train them on the CPU")
+    hub = sorted({v for config in overrides for v in config.values() if looks_like_hub_id(v)})
+    if hub and "cpu" in hardware:
+        raise BenchError(f"cells on hardware cpu name hub models ({', '.join(hub)}): they would be downloaded and "
+                         f"trained on the CPU; {advice}, or pass --allow-cpu")
 
 
 def _exit_on_failures(summary) -> None:
@@ -218,6 +220,7 @@ def run(
     workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
     timeout: Annotated[Optional[float], typer.Option(help="Hard limit per cell, seconds.")] = None,
     force: Annotated[bool, typer.Option(help="Rerun cells already done.")] = False,
+    allow_cpu: AllowCpuOption = False,
     store_retry: StoreRetryOption = None,
     db: DbOption = None,
 ) -> None:
@@ -239,6 +242,8 @@ def run(
         raise BenchError(f"incompatible pair: {reason}")
     device_for(hardware)
     grid = expand(registry, [m], [t], chosen_seeds, [hardware])
+    if not allow_cpu:
+        _refuse_hub_models_on_cpu([m.config, t.config], [hardware], "use --hardware cuda on a GPU machine")
     retry_s = retry_budget(store_retry)
     store = Store.open(db)
     store.retry_s = retry_s
@@ -283,6 +288,7 @@ def grid(
     workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
     timeout: Annotated[Optional[float], typer.Option(help="Hard limit per cell, seconds.")] = None,
     force: Annotated[bool, typer.Option(help="Rerun cells already done.")] = False,
+    allow_cpu: AllowCpuOption = False,
     store_retry: StoreRetryOption = None,
     db: DbOption = None,
 ) -> None:
@@ -323,6 +329,9 @@ def grid(
     for m, t, hw, reason in built.incompatible:
         err.print(f"[yellow]incompatible[/yellow] {m} x {t} [{hw}]: {reason}")
     _check_devices(built.cells, runner)
+    if not allow_cpu:
+        _refuse_hub_models_on_cpu([e.config for e in (*spec["methods"], *spec["tasks"])], spec["hardware"],
+                                  "use --hardware cuda on a GPU machine")
     retry_s = retry_budget(store_retry)
     store = Store.open(db)
     store.retry_s = retry_s
@@ -498,9 +507,7 @@ def reproduce(
     all_: Annotated[bool, typer.Option("--all", help="Every paper's claims in one grid (default --scale cpu).")] = False,
     scale: Annotated[Scale, typer.Option(help="Claims to run: cpu (cpu-full, cpu-reduced), paper or all. Paper-scale "
                                               "cells run only when asked: they need a GPU and hub models.")] = Scale.cpu,
-    allow_cpu: Annotated[bool, typer.Option("--allow-cpu", help="Run paper-scale cells that name hub models on a "
-                                                                 "machine without CUDA (downloads and trains them on "
-                                                                 "the CPU).")] = False,
+    allow_cpu: AllowCpuOption = False,
     seeds: Annotated[Optional[int], typer.Option(help="Seeds per cell (default: each claim's own).")] = None,
     controls: Annotated[bool, typer.Option("--controls", help="Also run each claim's negative control (the cells "
                                                                "where it must not hold).")] = False,
@@ -517,9 +524,9 @@ def reproduce(
     import time
 
     from bench.store import Store
-    from leaderboard.claims import evaluate_paper, load_paper
+    from leaderboard.claims import claim_groups, evaluate_paper, load_paper
     from leaderboard.lock import read_lock
-    from leaderboard.reproduction import cache_build_seconds, cache_first, claim_cells, expected_costs
+    from leaderboard.reproduction import SCALE_CHOICES, cache_build_seconds, cache_first, claim_cells, expected_costs
     from runners.grid import MAX_SEEDS
 
     _check_runner(runner, address)
@@ -542,8 +549,10 @@ def reproduce(
         out.print(f"{len(cells)} cells")
         return
     _check_devices(cells, runner)
-    if chosen != "cpu" and not allow_cpu:
-        _refuse_hub_models_on_cpu(cells)
+    if not allow_cpu:  # paper-scale cells run on hardware cpu (no claim names a GPU yet)
+        groups = [g for p in papers for c in p.claims if c.scale in SCALE_CHOICES[chosen] for g in claim_groups(c, controls)]
+        _refuse_hub_models_on_cpu([g.method_config for g in groups] + [g.task_config for g in groups], ["cpu"],
+                                  "paper-scale cells need a GPU machine")
     store = Store.open(db)
     started, clock = time.time(), time.perf_counter()
     summary = _progress_runner(cells, store, registry, workers, timeout, force=False, runner=runner, address=address,

@@ -184,6 +184,16 @@ def test_model_loading_bars_are_off_in_bench_unless_asked_for(setting, shown):
     assert proc.returncode == 0 and proc.stdout.strip() == shown, proc.stderr[-500:]
 
 
+@pytest.mark.parametrize("args", [["run", "-m", "sft", "-t", "preference_world", "--set", "task.model=Qwen/Qwen2.5-0.5B"],
+                                  ["grid", "-m", "sft", "-t", "preference_world", "--set", "task.model=Qwen/Qwen2.5-0.5B"]])
+def test_a_hub_model_on_cpu_hardware_is_refused_unless_allowed(tmp_path, args):
+    proc = bench(*args, db=tmp_path / "b.db")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "cells on hardware cpu name hub models (Qwen/Qwen2.5-0.5B)" in proc.stderr
+    assert "use --hardware cuda on a GPU machine, or pass --allow-cpu" in proc.stderr
+    assert not (tmp_path / "b.db").exists()
+
+
 def test_claims_check_validates_every_claims_file():
     proc = bench("claims", "--check", check=0)
     for slug in ("clipped-sgd-performative", "best-of-n-kl", "cmdp-bobw"):
