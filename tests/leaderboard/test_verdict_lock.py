@@ -43,7 +43,6 @@ UNLOCKED = {
     "epa": LM_RUN,
     "eraseanything": LM_RUN,
     "logo": LM_RUN,
-    "long-short-alignment": LM_RUN,
 }
 
 
