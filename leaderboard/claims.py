@@ -179,12 +179,14 @@ def _claim(raw: dict, defaults: dict, role: str = "claim") -> Claim:
 
 
 def _negative_control(raw: dict, role: str, cid: str) -> tuple[tuple[CellGroup, ...], str, str]:
-    """A claim's `control: {why, cells}` or `control_none: reason` (never both; never on a control or a check)."""
+    """A claim's `control: {why, cells}` or `control_none: reason` (never both; never on a check). A positive control
+    may have a `control:` too, its null: a positive control that also passes on its null cannot show the effect."""
     control, none = raw.get("control"), raw.get("control_none")
     if control is None and none is None:
         return (), "", ""
-    if role != "claim":
-        raise BenchError(f"{role} {cid!r}: control and control_none belong to a claim (the file's claims: list)")
+    if role == "check" or (role == "control" and none is not None):
+        raise BenchError(f"{role} {cid!r}: control_none belongs to a claim, and a check has no control "
+                         "(a positive control may name its null in control:)")
     if control is not None and none is not None:
         raise BenchError(f"claim {cid!r}: give control (the cells where the claim must fail) or control_none "
                          "(why there are none), not both")
@@ -537,9 +539,13 @@ def evaluate_paper(paper: Paper, store: Store, registry: Registry, seeds: int | 
     verdicts = [_Judge(claim, store, registry, seeds or claim.seeds, paper.slug).verdict() for claim in paper.claims]
     verdicts = [replace(v, detail=f"sanity check, cannot fail by construction ({v.claim.why}); {v.detail}")
                 if v.claim.role == "check" else v for v in verdicts]
+    # a positive control is judged against its own null first: one whose null also passes cannot show the effect
+    verdicts = [_against_control(v, store, registry, seeds) if v.claim.control and v.claim.role == "control" else v
+                for v in verdicts]
     gate = {gated: v for v in verdicts if v.claim.role == "control" for gated in v.claim.gates}
     verdicts = [_gated(v, gate[v.claim.id]) if v.claim.id in gate else v for v in verdicts]
-    return [_against_control(v, store, registry, seeds) if v.claim.control else v for v in verdicts]
+    return [_against_control(v, store, registry, seeds) if v.claim.control and v.claim.role != "control" else v
+            for v in verdicts]
 
 
 HOLDS = ("reproduced", "partially")
@@ -571,7 +577,8 @@ def _against_control(verdict: Verdict, store: Store, registry: Registry, seeds: 
 
 def _gated(verdict: Verdict, control: Verdict) -> Verdict:
     """The claim's verdict in the light of its world's positive control."""
-    if control.verdict in ("not reproduced", "partially") and verdict.verdict not in ("not run", "insufficient seeds"):
+    if control.verdict in ("not reproduced", "partially", "uninformative") and \
+            verdict.verdict not in ("not run", "insufficient seeds"):
         why = control.detail.split("; measured at")[0]
         return replace(verdict, verdict="inconclusive",
                        detail=f"positive control {control.claim.id} failed ({why}): this world cannot show the "

@@ -41,6 +41,8 @@ class City:
     graph: np.ndarray       # (n, n) mobility-graph edge weights, 0 = no edge (.mob; no self loops)
     features: np.ndarray    # (n, p) region attributes: POI counts (synthetic) or .geo attributes (real)
     labels: np.ndarray      # (n, len(INDICATORS)) socioeconomic indicators
+    latent: np.ndarray | None = None  # (n, K) the synthetic world's region-function mixtures π (positive controls
+                                      # only: no method of the papers reads them); None on the released data
 
     def __post_init__(self) -> None:
         n = len(self.od)

@@ -100,7 +100,7 @@ def _city(n, uniform, tau, trips, scale, shared, config: Config, rng) -> City:
     poi = rng.poisson(5.0 * pi @ a_c.T).astype(float)                            # (n, P)
     signal = np.logaddexp(0.0, 3.0 * pi @ w.T)                                  # softplus(3 W π), (n, L)
     labels = np.asarray(LABEL_SCALE) * scale * signal * np.exp(config.label_noise * rng.standard_normal(signal.shape))
-    return City(od=od, graph=graph, features=poi, labels=labels)
+    return City(od=od, graph=graph, features=poi, labels=labels, latent=pi)
 
 
 def synthetic(config: Config, rng: np.random.Generator) -> TwoCityProblem:
@@ -117,7 +117,7 @@ def synthetic(config: Config, rng: np.random.Generator) -> TwoCityProblem:
     return TwoCityProblem(source=source, target=target, names=("source", "target"))
 
 
-@task(family="urban", config=Config, version=1)
+@task(family="urban", config=Config, version=2)  # 2: the cities carry π for the latent-oracle positive control
 def build(config: Config, ctx: RunContext) -> TwoCityProblem:
     if config.data_dir:
         return TwoCityProblem(source=load_city(config.data_dir, config.source_city),

@@ -327,6 +327,25 @@ def test_a_failed_positive_control_makes_its_claims_inconclusive(tmp_path, toy_r
     assert verdicts["seeds-all"].verdict == "reproduced"            # gated by the control that passed
 
 
+def test_a_positive_control_whose_null_also_passes_makes_its_claims_inconclusive(tmp_path, toy_registry, store):
+    """world-shows-it separates *up (0.6 -> 2.1, gap 1.5 >= 1); its null *down separates too (2.1 -> 4.0, gap 1.9):
+    the metric does not tell the planted effect from its absence, so the world cannot show the effect."""
+    nulled = CONTROLLED.replace("    gates: [seeds-all, min-gap-two]\n",
+                                "    gates: [seeds-all, min-gap-two]\n    control: {why: the effect removed, cells: *down}\n")
+    verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, PER_SEED_VALUES, text=nulled)
+    assert verdicts["world-shows-it"].verdict == "uninformative" and verdicts["world-shows-it"].control == "passes"
+    gated = verdicts["seeds-all"]
+    assert gated.verdict == "inconclusive" and "positive control world-shows-it failed" in gated.detail
+    # a null that fails as it must keeps the control, and its claims, as they were
+    failing = nulled.replace("{why: the effect removed, cells: *down}", "{why: the effect removed, cells: *up2}")
+    failing = failing.replace("claims:", "_up2: &up2 [{method: toy_noisy, task: toy_target}, "
+                              "{method: toy_noisy, task: toy_target, method_config: {noise: 0.01}}]\nclaims:", 1)
+    store2 = type(store).open(f"sqlite:///{tmp_path}/second.db")
+    verdicts = _per_seed_verdicts(tmp_path, toy_registry, store2, PER_SEED_VALUES, text=failing)
+    assert (verdicts["world-shows-it"].verdict, verdicts["world-shows-it"].control) == ("reproduced", "fails")
+    assert verdicts["seeds-all"].verdict == "reproduced"
+
+
 def test_a_control_not_run_leaves_the_verdict_and_says_so(tmp_path, toy_registry, store):
     table = {k: v for k, v in PER_SEED_VALUES.items() if k != 0.5}  # the *down cells' second group never ran
     verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, table, text=CONTROLLED)
@@ -456,7 +475,7 @@ def test_min_ratio_on_the_means(tmp_path, toy_registry, store):
     (lambda t: t.replace("control: {why: never run, cells:", "control: {cells:"), "control needs exactly why"),
     (lambda t: t.replace("method_config: {noise: 0.3}", "method_config: {nois: 0.3}"), "unknown config key 'nois'"),
     (lambda t: t + "checks:\n  - {id: chk, why: code, cells: *up, expect: {order: increasing}, control_none: x}\n",
-     "control and control_none belong to a claim"),
+     "control_none belongs to a claim, and a check has no control"),
 ])
 def test_bad_negative_controls_are_caught(tmp_path, toy_registry, edit, message):
     (tmp_path / "toy-paper.yaml").write_text(edit(NEGATIVE))
