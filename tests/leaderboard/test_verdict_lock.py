@@ -42,7 +42,6 @@ LM_RUN = "its tiny models at the claims' own seeds with controls take about an h
 UNLOCKED = {
     "epa": LM_RUN,
     "eraseanything": LM_RUN,
-    "logo": LM_RUN,
 }
 
 
