@@ -41,7 +41,6 @@ def _tier(slug: str):
 LM_RUN = "its tiny models at the claims' own seeds with controls take about an hour of CPU; not locked yet"
 UNLOCKED = {
     "epa": LM_RUN,
-    "eraseanything": LM_RUN,
 }
 
 
