@@ -51,7 +51,9 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--cells", type=int, default=4)
     args = parser.parse_args()
-    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    from runners.local import THREAD_VARIABLES
+
+    for name in THREAD_VARIABLES:
         if name in os.environ:
             sys.exit(f"unset {name}: the benchmark compares the runner's own thread sizing")
     cores = len(os.sched_getaffinity(0))

@@ -9,10 +9,10 @@ import pytest
 
 from bench.registry import Listing, Registry
 from bench.store import Store
+from runners.local import THREAD_VARIABLES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TOY_METHODS = ("toy_noisy", "toy_raise", "toy_sleep", "toy_crash", "toy_gpu", "toy_threads")
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
 def pytest_configure(config):
