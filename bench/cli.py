@@ -140,7 +140,8 @@ def _exit_on_failures(summary) -> None:
 
 
 def _progress_runner(cells, store, registry, workers: int, timeout: Optional[float], force: bool,
-                     runner: str = "local", address: Optional[str] = None, costs: Optional[dict] = None):
+                     runner: str = "local", address: Optional[str] = None, costs: Optional[dict] = None,
+                     threads: Optional[int] = None):
     """Run cells with a live progress bar (counts per status and ETA); runner local or ray.
 
     `costs` ({run_key: expected seconds}) weighs the bar, so that its ETA holds when slow cells come last."""
@@ -183,7 +184,7 @@ def _progress_runner(cells, store, registry, workers: int, timeout: Optional[flo
                 return ray_runner.run_cells(cells, store, registry, address=address, timeout=timeout, force=force,
                                             on_record=on_record, on_status=on_status)
             return run_cells(cells, store, registry, workers=workers, timeout=timeout, force=force, on_record=on_record,
-                             isolate=True)  # a crash of a cell never takes the CLI down (runners/local.py)
+                             isolate=True, threads=threads)  # a crash of a cell never takes the CLI down (runners/local.py)
         except KeyboardInterrupt:
             progress.stop()
             err.print("interrupted: every finished cell is stored; rerun the same command to resume")
@@ -537,6 +538,8 @@ def reproduce(
         raise BenchError(f"--seeds {seeds}: give 1 to {MAX_SEEDS} seeds per cell")
     if lock and seeds is not None:
         raise BenchError("--lock records the verdicts at each claim's own seeds: leave --seeds out")
+    if lock and runner != "local":
+        raise BenchError("--lock runs every cell here on one thread (its numerics fingerprint): use --runner local")
     controls = controls or lock
     registry = _registry()
     papers = [load_paper(registry, slug) for slug in (registry.papers() if all_ else [paper])]
@@ -556,7 +559,7 @@ def reproduce(
     store = Store.open(db)
     started, clock = time.time(), time.perf_counter()
     summary = _progress_runner(cells, store, registry, workers, timeout, force=False, runner=runner, address=address,
-                               costs=expected_costs(store, cells))
+                               costs=expected_costs(store, cells), threads=1 if lock else None)
     _report_summary(summary)
     if lock:
         _write_locks(papers, store, registry, chosen, summary)

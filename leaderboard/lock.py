@@ -3,7 +3,7 @@
 `bench reproduce --all --controls --lock` writes one file per paper: for every claim, positive control and
 check it ran, the verdict, the measured values, how its negative control came out, the seeds, and what its
 runs cost (wall and CPU seconds, summed over its cells and its control's), with the commit, date and
-machine of the run. The slow tier reproduces every paper from a fresh store and compares with these files,
+machine of the run and the fingerprint of its float numerics (bench/numerics.py: every cell on one thread). The slow tier reproduces every paper from a fresh store and compares with these files,
 so a verdict that changes is a diff in review, never a silent re-pin.
 
 With no runs of a paper in the store, `bench claims` and the leaderboard show the locked verdicts, labelled
@@ -23,6 +23,7 @@ from sqlalchemy import select
 
 from bench.errors import BenchError
 from bench.models import Run
+from bench.numerics import fingerprint
 from bench.provenance import cpu_model, git_state, package_versions
 from bench.registry import Registry
 from bench.store import Store
@@ -54,6 +55,7 @@ class Lock:
     claims: dict[str, LockedClaim]
     wall_s: float = 0.0          # the paper's runs, each once (claims share cells)
     cpu_s: float | None = None
+    numerics: str | None = None  # bench.numerics.fingerprint() of the machine, every cell on one thread
 
     @property
     def label(self) -> str:
@@ -101,14 +103,15 @@ def make_lock(paper: Paper, verdicts: list[Verdict], store: Store, registry: Reg
         claims[v.claim.id] = LockedClaim(v.verdict, [round(float(x), 6) for x in v.ours], v.ours_text, v.detail,
                                          v.control, v.claim.seeds, wall, cpu)
     wall, cpu = runs_cost(store, every_key) if every_key else (0.0, None)
-    return Lock(paper.slug, commit(), date.today().isoformat(), machine(), LOCK_COMMAND, claims, wall, cpu)
+    return Lock(paper.slug, commit(), date.today().isoformat(), machine(), LOCK_COMMAND, claims, wall, cpu,
+                fingerprint(1))
 
 
 def write_lock(lock: Lock, folder: Path = LOCK_DIR) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{lock.slug}.yaml"
     data = {"paper": lock.slug, "commit": lock.commit, "date": lock.date, "machine": lock.machine,
-            "command": lock.command, "wall_s": lock.wall_s, "cpu_s": lock.cpu_s,
+            "command": lock.command, "wall_s": lock.wall_s, "cpu_s": lock.cpu_s, "numerics": lock.numerics,
             "claims": {cid: {"verdict": c.verdict, "ours": c.ours, "ours_text": c.ours_text, "control": c.control,
                              "seeds": c.seeds, "wall_s": c.wall_s, "cpu_s": c.cpu_s, "detail": c.detail}
                        for cid, c in lock.claims.items()}}
@@ -130,7 +133,7 @@ def read_lock(slug: str, folder: Path = LOCK_DIR) -> Lock | None:
                                    c.get("control", "none"), int(c["seeds"]), float(c.get("wall_s") or 0.0), c.get("cpu_s"))
                   for cid, c in (data.get("claims") or {}).items()}
         return Lock(data["paper"], str(data["commit"]), str(data["date"]), data["machine"], data["command"], claims,
-                    float(data.get("wall_s") or 0.0), data.get("cpu_s"))
+                    float(data.get("wall_s") or 0.0), data.get("cpu_s"), data.get("numerics"))
     except (yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise BenchError(f"{path}: not a verdict lock ({type(exc).__name__}: {exc}); rewrite it with `{LOCK_COMMAND}`") from None
 

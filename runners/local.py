@@ -43,6 +43,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Callable
 
 from bench.execute import execute
+from bench.numerics import torch_threads
 from bench.registry import Registry
 from bench.spec import Cell, RunRecord
 from bench.store import Store
@@ -74,8 +75,12 @@ def pending_cells(cells: list[Cell], store: Store, force: bool, registry: Regist
 
 def run_cells(cells: list[Cell], store: Store, registry: Registry, workers: int = 1,
               timeout: float | None = None, force: bool = False, on_record: OnRecord | None = None,
-              lease_ttl: float | None = None, isolate: bool | None = None) -> Summary:
-    """Run the cells not yet done; `isolate`: fork each cell (None: only with workers > 1 or a timeout)."""
+              lease_ttl: float | None = None, isolate: bool | None = None, threads: int | None = None) -> Summary:
+    """Run the cells not yet done; `isolate`: fork each cell (None: only with workers > 1 or a timeout).
+
+    `threads`: each cell computes on that many threads (the verdict locks use one: a reduction split over more
+    threads adds in another order, bench/numerics.py); None: forked cells split the cores evenly, cells run here
+    keep the driver's pools."""
     if isolate is None:
         isolate = workers > 1 or timeout is not None
     todo, already = pending_cells(cells, store, force, registry)
@@ -95,9 +100,9 @@ def run_cells(cells: list[Cell], store: Store, registry: Registry, workers: int 
     try:
         if isolate:
             with _interrupt_pipe() as interrupted:
-                _drive(todo, registry, max(workers, 1), timeout, finish, interrupted, writer, summary)
+                _drive(todo, registry, max(workers, 1), timeout, finish, interrupted, writer, summary, threads)
         else:
-            with _sigterm_interrupts():
+            with _sigterm_interrupts(), torch_threads(threads):
                 _run_here(todo, registry, finish, writer, summary)
     finally:
         writer.close()  # flush the last batch, release the leases left: Ctrl-C loses nothing
@@ -225,9 +230,11 @@ def _interrupt_pipe():
 
 
 def _drive(todo: list[Cell], registry: Registry, workers: int, timeout: float | None,
-           finish: Callable[[RunRecord], None], interrupted: int | None, writer: Writer, summary: Summary) -> None:
+           finish: Callable[[RunRecord], None], interrupted: int | None, writer: Writer, summary: Summary,
+           threads: int | None = None) -> None:
     ctx = mp.get_context("fork")
-    threads = core_share(workers) if workers > 1 else None
+    if threads is None and workers > 1:
+        threads = core_share(workers)
     queue, running = deque(todo), {}
     watched = [interrupted] if interrupted is not None else []
     try:

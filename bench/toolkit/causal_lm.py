@@ -30,6 +30,7 @@ from typing import Callable, Sequence
 
 import torch
 
+from bench.numerics import fingerprint
 from bench.toolkit.models import DTYPES, TINY_SHAPES, from_pretrained, tiny_config
 
 
@@ -231,7 +232,11 @@ def cache_key(settings: dict) -> str:
 
 
 def cached_dir(root: str | Path, settings: dict, build: Callable[[Path], None], prefix: str = "") -> Path:
-    """`root/<prefix><hash of settings>`: built once by `build(tmp_dir)` into a temporary directory, then renamed."""
+    """`root/<prefix><hash of settings>`: built once by `build(tmp_dir)` into a temporary directory, then renamed.
+
+    The key also holds this process's float numerics (bench.numerics.fingerprint at its thread count): a model
+    trained where the kernels round differently is another model, never reused as this one."""
+    settings = {**settings, "numerics": fingerprint(torch.get_num_threads())}
     root = Path(root).expanduser()
     final = root / f"{prefix}{cache_key(settings)}"
     if final.is_dir():

@@ -132,21 +132,26 @@ registry = Registry([Listing("task", "toy_target", "toy", "bench_toy.toy_target"
                      Listing("method", "toy_threads", "toy", "bench_toy.toy_threads", "", "t")])
 store = Store.open({url!r})
 seen = {{}}
-for workers in (1, 2):
-    cells = expand(registry, [Entry("toy_threads")], [Entry("toy_target")], [workers], ["cpu"]).cells
-    run_cells(cells, store, registry, workers=workers, isolate=True)
+# (name, seeds: distinct cells per case, workers, isolate, threads per cell asked for)
+for name, seeds, workers, isolate, threads in [("1", 1, 1, True, None), ("2", 2, 2, True, None),
+                                               ("2 on one thread", 3, 2, True, 1), ("here on one thread", 4, 1, False, 1)]:
+    cells = expand(registry, [Entry("toy_threads")], [Entry("toy_target")], [seeds], ["cpu"]).cells
+    run_cells(cells, store, registry, workers=workers, isolate=isolate, threads=threads)
     key = cells[0].run_key
-    seen[workers] = [store.curve(key, name)[0][1] for name in ("torch_threads", "blas_threads", "omp_env")]
+    seen[name] = [store.curve(key, name)[0][1] for name in ("torch_threads", "blas_threads", "omp_env")]
+import os
 import torch
 from threadpoolctl import threadpool_info
-seen["driver"] = [torch.get_num_threads(), min(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")]
+seen["driver"] = [torch.get_num_threads(), min(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"),
+                  float(os.environ.get("OMP_NUM_THREADS", "0"))]
 print(json.dumps(seen))
 """
 
 
 def test_parallel_cells_share_the_cores_and_one_worker_keeps_them(tmp_path):
     """Two workers: each cell computes on half the cores (torch, BLAS and OMP_NUM_THREADS for its own processes);
-    one worker keeps the driver's thread count, so its numbers stay those of the in-process path."""
+    one worker keeps the driver's thread count, so its numbers stay those of the in-process path. Asked for one
+    thread (the verdict locks), a cell gets one, forked or run here, and the driver's pools are restored after."""
     import json
 
     from runners.local import THREAD_VARIABLES, core_share
@@ -158,8 +163,10 @@ def test_parallel_cells_share_the_cores_and_one_worker_keeps_them(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     seen = json.loads(proc.stdout.splitlines()[-1])
     cores = len(os.sched_getaffinity(0))
-    assert seen["1"] == seen["driver"] + [0]  # untouched: the driver's pools (the cores), no OMP_NUM_THREADS set
+    assert seen["driver"][2] == 0 and seen["driver"][0] == cores  # restored after the in-process one-thread cell
+    assert seen["1"] == seen["driver"]  # untouched: the driver's pools (the cores), no OMP_NUM_THREADS set
     assert seen["2"] == [core_share(2)] * 3 == [max(1, cores // 2)] * 3
+    assert seen["2 on one thread"] == seen["here on one thread"] == [1, 1, 1]
 
 
 def test_interrupted_sequential_grid_resumes_without_duplicates(tmp_path):
