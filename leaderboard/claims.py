@@ -98,6 +98,7 @@ class Claim:
     control: tuple[CellGroup, ...] = ()  # a claim's negative control: the cells where it must not hold
     control_why: str = ""              # what the control removes, and why the claim must fail there
     control_none: str = ""             # a claim's reason that no control setting exists
+    fragile: str = ""                  # seen to flip under other float rounding (bench/numerics.py): where, how
 
     def negative_control(self) -> "Claim":
         """The claim's criterion on its control cells (the same kind, metric, expect and seeds)."""
@@ -174,7 +175,7 @@ def _claim(raw: dict, defaults: dict, role: str = "claim") -> Claim:
         differences=merged.get("differences", ""), curve=merged.get("curve"),
         x_range=tuple(float(x) for x in x_range) if x_range else None, x_metric=merged.get("x_metric"),
         role=role, gates=tuple(gates) if role == "control" else (), why=str(raw.get("why") or ""),
-        control=control, control_why=control_why, control_none=control_none,
+        control=control, control_why=control_why, control_none=control_none, fragile=str(raw.get("fragile") or ""),
     )
 
 
@@ -368,7 +369,8 @@ class _Judge:
         if paper_text is None:
             paper_text = _paper_text(c)
         scale = f"measured at {c.scale}, {self.seeds} seed(s)"
-        extra = "; ".join(filter(None, [detail, scale, c.differences]))
+        fragile = f"fragile: {c.fragile}" if c.fragile else ""
+        extra = "; ".join(filter(None, [detail, scale, c.differences, fragile]))
         found = min((len(keys) for keys in self.done_keys), default=0)
         return Verdict(c, verdict, ours, ours_text, paper_text, extra, found,
                        runs_found=sum(len(keys) for keys in self.done_keys))

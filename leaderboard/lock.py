@@ -150,7 +150,8 @@ def with_reference(verdicts: list[Verdict], lock: Lock | None) -> tuple[list[Ver
     locked = [v for v in verdicts if v.claim.id in lock.claims]
     if locked and all(v.runs_found == 0 for v in locked):
         shown = [replace(v, verdict=c.verdict, ours=c.ours, ours_text=c.ours_text, control=c.control, seeds_found=c.seeds,
-                         detail=f"reference run ({lock.date}, {lock.commit[:10]}): {c.detail}", source="reference")
+                         detail=f"reference run ({lock.date}, {lock.commit[:10]}): {_with_fragile(c.detail, v.claim)}",
+                         source="reference")
                  if (c := lock.claims.get(v.claim.id)) else v for v in verdicts]
         return shown, "reference"
     flagged = []
@@ -160,6 +161,12 @@ def with_reference(verdicts: list[Verdict], lock: Lock | None) -> tuple[list[Ver
             v = replace(v, detail=f"differs from the {lock.label}, which gave {c.verdict}; {v.detail}")
         flagged.append(v)
     return flagged, "store"
+
+
+def _with_fragile(detail: str, claim) -> str:
+    """A locked detail with the claims file's `fragile:` note, which may postdate the lock."""
+    note = f"fragile: {claim.fragile}"
+    return detail if not claim.fragile or note in detail else f"{detail}; {note}"
 
 
 def disagreements(verdicts: list[Verdict], lock: Lock) -> dict[str, tuple[str, str]]:

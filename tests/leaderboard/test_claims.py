@@ -22,6 +22,7 @@ claims:
     cells: {method: toy_noisy, task: toy_target}
     paper_value: 2.1
     expect: {rtol: 0.1}
+    fragile: flipped under AVX512 kernels
   - id: bound-fails
     kind: bound
     metric: error
@@ -95,6 +96,8 @@ def test_verdicts_for_each_kind(toy_paper, store):
     assert verdicts["too-few-seeds"].verdict == "insufficient seeds"
     assert "3 of 5 seeds" in verdicts["too-few-seeds"].detail
     assert all("measured at cpu-full" in v.detail for v in verdicts.values() if v.verdict != "not run")
+    assert verdicts["value-ok"].detail.endswith("; fragile: flipped under AVX512 kernels")  # said with the verdict
+    assert not any("fragile" in v.detail for cid, v in verdicts.items() if cid != "value-ok")
 
 
 def test_runs_of_an_older_task_version_are_not_judged(toy_paper, store):

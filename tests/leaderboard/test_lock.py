@@ -78,6 +78,13 @@ def test_an_empty_store_shows_the_reference_run_and_a_differing_store_is_flagged
     assert by_id["beats"].verdict == "reproduced" and by_id["beats"].source == "reference"
     assert by_id["beats"].detail.startswith(f"reference run ({lock.date}, {lock.commit[:10]}): negative control fails")
     assert by_id["at-paper-scale"].verdict == "not run" and by_id["at-paper-scale"].source == "store"
+    assert "fragile" not in by_id["beats"].detail
+    # a claim marked fragile after its lock was written: the reference run says so
+    fragile = replace(paper, claims=[replace(c, fragile="flipped under AVX512") if c.id == "beats" else c
+                                     for c in paper.claims])
+    shown, _ = with_reference(evaluate_paper(fragile, empty, registry), lock)
+    assert next(v for v in shown if v.claim.id == "beats").detail.endswith("; fragile: flipped under AVX512")
+    assert lock.numerics is not None and len(lock.numerics) == 12  # the machine's float numerics, one thread
     # a store whose runs reverse the ordering: the store's verdict shows, flagged against the lock
     reversed_ = type(store).open(f"sqlite:///{tmp_path}/reversed.db")
     _fill(reversed_, registry, {0.01: ([3.0, 3.0], 1, 1), 0.1: ([2.0, 2.2], 1, 1), 0.02: ([0.7, 0.5], 1, 1)})
