@@ -22,7 +22,7 @@ Fidelity: reconstructed (a synthetic stand-in for the paper's LongBench setting,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
@@ -54,7 +54,7 @@ class Config:
     sft_examples: int = 6144
     sft_steps: int = 1500
     sft_lr: float = 3e-3
-    world_seed: int = 0
+    world_seed: int | None = None   # π_SFT's data and initialisation; None: the run's seed (each its own π_SFT)
     cache_dir: str = "~/.cache/icml2025-bench/preference"
     lm_eval_tasks: str = ""         # comma-separated lm_eval tasks run on the trained policy ("" = off)
     lm_eval_include: str = ""       # directory of custom lm_eval task YAMLs (TaskManager include_path)
@@ -128,9 +128,11 @@ def _rank(answer_of: dict, temperature: float, prompt: str, responses, rng) -> n
     return np.argsort(-(scores + rng.gumbel(size=len(scores))), kind="stable")
 
 
-@task(family="preference", config=Config, version=1)
+@task(family="preference", config=Config, version=2)  # 2: π_SFT per run seed
 def build(config: Config, ctx: RunContext) -> PreferenceProblem:
     hooks = harness(config)
+    if config.world_seed is None:  # as preference_world: the seeds' spread includes π_SFT's (a chaotic training)
+        config = replace(config, world_seed=ctx.seed)
     path, tiny = sft_policy(config)
     rng = ctx.rng
     train = _examples(config.train_per_kind, LENGTHS[config.train_length], rng)

@@ -6,8 +6,11 @@ also used for EPA's intrinsic slope-1 metrics (docs/papers/epa.md). The world it
 
 Build: (1) π_SFT: a tiny causal LM (`model`, default the toolkit's tiny GPT-2 shape) over a BPE tokenizer
 trained on the world's text, fine-tuned on the noisy teacher's answers (completion-only NLL); trained once
-per setting and cached under `cache_dir` (it does not depend on the run seed: a fixed base model). A hub
-id or local directory as `model` is taken as π_SFT unchanged. (2) train prompts, and for each the K
+per setting and world seed and cached under `cache_dir`. A hub id or local directory as `model` is taken as
+π_SFT unchanged. Each run seed has its own π_SFT (world_seed = the run's seed) unless `world_seed` fixes one:
+the tiny model's training is chaotic, and with one π_SFT for every seed a rounding difference (AVX512 against
+AVX2 kernels) moved all seeds at once and flipped four of SimpleMix's eight verdicts (docs/papers/simplemix.md);
+with one per seed the seeds' spread includes the base model's, and the verdicts judge it. (2) train prompts, and for each the K
 off-policy responses of the pool ranked by the annotator (UltraFeedback-like, best first). On-policy pairs
 are not built here: a method samples them from its own policy (the paper's D_on) through `annotate`.
 (3) evaluation prompts with π_SFT's sampled answers (the win-rate baseline) and a probe set of K
@@ -19,7 +22,7 @@ by this world; the gold reward plays both the reward model and the AlpacaEval ju
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -54,7 +57,7 @@ class Config:
     sft_examples: int = 4096        # teacher examples the tiny π_SFT is trained on
     sft_steps: int = 1500           # AdamW steps of that training
     sft_lr: float = 3e-3
-    world_seed: int = 0             # seed of the SFT data and initialisation (π_SFT is fixed across run seeds)
+    world_seed: int | None = None   # seed of π_SFT's data and initialisation; None: the run's seed (see build)
     cache_dir: str = "~/.cache/icml2025-bench/preference"
 
     def __post_init__(self) -> None:
@@ -87,7 +90,7 @@ def _train_sft(config: Config, path: Path) -> None:
 
 
 def sft_policy(config: Config) -> tuple[str, bool]:
-    """(path or hub id of π_SFT, whether it is the task's own tiny model)."""
+    """(path or hub id of π_SFT, whether it is the task's own tiny model); `config.world_seed` must be set."""
     if config.model not in TINY_SHAPES:
         return config.model, False
     # version 2: entries written by the family's pre-commit code are not what this code trains; they are not reused
@@ -96,8 +99,10 @@ def sft_policy(config: Config) -> tuple[str, bool]:
     return str(cached_dir(config.cache_dir, settings, partial(_train_sft, config))), True
 
 
-@task(family="preference", config=Config, version=1)
+@task(family="preference", config=Config, version=2)  # 2: π_SFT per run seed
 def build(config: Config, ctx: RunContext) -> PreferenceProblem:
+    if config.world_seed is None:
+        config = replace(config, world_seed=ctx.seed)
     path, tiny = sft_policy(config)
     rng = ctx.rng
     train_prompts, train_categories = make_prompts(config.train_per_category, rng)

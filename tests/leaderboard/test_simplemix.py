@@ -40,7 +40,7 @@ def test_paper_scale_path_with_a_local_model_directory(tmp_path):
     by the method and refused by this CPU machine in one line."""
     from tasks.preference.preference_world import Config, sft_policy
 
-    path, _ = sft_policy(Config())
+    path, _ = sft_policy(Config(world_seed=0))
     db = tmp_path / "cli.db"
     run = bench("run", "--method", "simplemix", "--task", "preference_world", "--set", f"model={path}",
                 "--set", "lr=1e-3", db=db, timeout=600)

@@ -1,5 +1,7 @@
 """The preference world: gold reward by hand, the annotator is Bradley–Terry, the AlpacaEval LC win rate by hand."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -53,3 +55,18 @@ def test_slope1_metrics():
     assert exact["slope1_error"] == pytest.approx(0.0) and exact["reward_pearson"] == pytest.approx(1.0)
     doubled = slope1_metrics(2 * true, true)                               # Pearson 1, but slope 2: ε̂ = mean (t − t̄)²
     assert doubled["reward_pearson"] == pytest.approx(1.0) and doubled["slope1_error"] == pytest.approx(2 / 3)
+
+
+def test_each_run_seed_has_its_own_sft_policy_unless_world_seed_fixes_one(tmp_path):
+    """π_SFT's training is chaotic: one per run seed puts its spread into the seeds' (docs/papers/simplemix.md)."""
+    import json
+
+    from bench.context import RunContext
+    from tasks.preference.preference_world import SMALLEST, Config, build
+
+    small = dict(SMALLEST, sft_steps=2, sft_examples=64, cache_dir=str(tmp_path))
+    own = {seed: build(Config(**small), RunContext(seed=seed).for_task()).sft_path for seed in (0, 1)}
+    assert own[0] != own[1]
+    assert [json.loads((Path(own[s]) / "settings.json").read_text())["world_seed"] for s in (0, 1)] == [0, 1]
+    fixed = {seed: build(Config(**small, world_seed=7), RunContext(seed=seed).for_task()).sft_path for seed in (0, 1)}
+    assert fixed[0] == fixed[1] not in own.values()
