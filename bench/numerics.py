@@ -3,8 +3,8 @@
 The tiny models' training is chaotic: one rounding difference in a reduction changes the trained π_SFT, every
 sampled answer after it, and with them a borderline verdict. SimpleMix's CPU world reproduced from an empty cache
 on CI's machine gave two verdicts other than this machine's (CI failed on it), and the same run with torch's
-kernels held to AVX2 flipped three others (docs/papers/simplemix.md). The libraries pick their kernels from the
-CPU they find, so the same code gives different bits on different machines:
+kernels held to AVX2 flipped three, one of them among CI's two (docs/papers/simplemix.md). The libraries pick
+their kernels from the CPU they find, so the same code gives different bits on different machines:
 
 * ATen's vectorised kernels (softmax, layer norm, GELU, reductions) by `ATEN_CPU_CAPABILITY` (AVX512 here);
 * oneDNN's JIT kernels (convolutions) by `ONEDNN_MAX_CPU_ISA`;

@@ -231,12 +231,16 @@ def cache_key(settings: dict) -> str:
     return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+def numerics_keyed(settings: dict) -> dict:
+    """`settings` with this process's float numerics (bench.numerics.fingerprint at its thread count): a model
+    trained where the kernels round differently is another model, never reused as this one."""
+    return {**settings, "numerics": fingerprint(torch.get_num_threads())}
+
+
 def cached_dir(root: str | Path, settings: dict, build: Callable[[Path], None], prefix: str = "") -> Path:
     """`root/<prefix><hash of settings>`: built once by `build(tmp_dir)` into a temporary directory, then renamed.
-
-    The key also holds this process's float numerics (bench.numerics.fingerprint at its thread count): a model
-    trained where the kernels round differently is another model, never reused as this one."""
-    settings = {**settings, "numerics": fingerprint(torch.get_num_threads())}
+    The key holds this process's float numerics too (`numerics_keyed`)."""
+    settings = numerics_keyed(settings)
     root = Path(root).expanduser()
     final = root / f"{prefix}{cache_key(settings)}"
     if final.is_dir():

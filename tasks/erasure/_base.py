@@ -25,7 +25,7 @@ from diffusers import FluxTransformer2DModel
 from sklearn.datasets import load_digits
 from sklearn.neural_network import MLPClassifier
 
-from bench.toolkit.causal_lm import cache_key, cached_dir
+from bench.toolkit.causal_lm import cache_key, cached_dir, numerics_keyed
 from tasks.erasure._flux import DIGIT_WORDS, TEMPLATES, TextEncoder, make_transformer, pack, velocity
 
 FORMAT = 2  # bump when the training recipe changes: old cache entries are then ignored
@@ -49,7 +49,8 @@ class BaseSettings:
         return {**self.__dict__, "format": FORMAT, "torch": torch.__version__.split("+")[0]}
 
     def key(self) -> str:
-        return cache_key(self.cache_settings())
+        """The cache entry's name in this process (cached_dir keys the settings with the float numerics)."""
+        return cache_key(numerics_keyed(self.cache_settings()))
 
 
 def digits() -> tuple[np.ndarray, np.ndarray]:
