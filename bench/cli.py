@@ -424,15 +424,26 @@ def _check_output(output: Path) -> None:
         raise BenchError(f"cannot write {output}: permission denied")
 
 
+class ClaimsFormat(str, Enum):
+    table = "table"
+    json = "json"
+    md = "md"
+    csv = "csv"
+
+
 @app.command()
 def claims(
     paper: Annotated[Optional[str], typer.Option(help="Only this paper.")] = None,
     check: Annotated[bool, typer.Option("--check", help="Only validate every claims file against the registry.")] = False,
+    format: Annotated[ClaimsFormat, typer.Option("--format", help="table (the terminal's), or json, md or csv: one "
+                                                                  "unwrapped row per claim, for files and pipes.")]
+    = ClaimsFormat.table,
     db: DbOption = None,
 ) -> None:
     """Each claim of a paper: the paper's value, ours, and the verdict."""
     from leaderboard.claims import check_all, evaluate_paper, load_paper
-    from leaderboard.lock import read_lock
+    from leaderboard.lock import read_lock, with_reference
+    from leaderboard.verdict_export import render_rows, verdict_rows
 
     if paper is not None and not paper.strip():
         raise BenchError("--paper is empty; give a paper slug (bench list papers) or leave --paper out for all")
@@ -449,6 +460,14 @@ def claims(
     for slug in slugs:
         registry.paper_path(slug)  # an unknown paper is refused before the store is opened
     store = _store_or_empty(db)
+    if format != ClaimsFormat.table:
+        rows = []
+        for slug in slugs:
+            paper_ = load_paper(registry, slug)
+            shown, _ = with_reference(evaluate_paper(paper_, store, registry), read_lock(slug))
+            rows += verdict_rows(paper_, shown)
+        sys.stdout.write(render_rows(rows, format.value))
+        return
     for slug in slugs:
         paper_ = load_paper(registry, slug)
         _print_verdicts(paper_, evaluate_paper(paper_, store, registry), lock=read_lock(slug))
