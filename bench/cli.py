@@ -58,6 +58,13 @@ class ExportFormat(str, Enum):
     latex = "latex"
 
 
+class ClaimsFormat(str, Enum):
+    table = "table"
+    json = "json"
+    md = "md"
+    csv = "csv"
+
+
 def _registry() -> Registry:
     return Registry.discover()
 
@@ -184,7 +191,7 @@ def _progress_runner(cells, store, registry, workers: int, timeout: Optional[flo
                 return ray_runner.run_cells(cells, store, registry, address=address, timeout=timeout, force=force,
                                             on_record=on_record, on_status=on_status)
             return run_cells(cells, store, registry, workers=workers, timeout=timeout, force=force, on_record=on_record,
-                             isolate=True, threads=threads)  # a crash of a cell never takes the CLI down (runners/local.py)
+                             isolate=True, threads=threads)  # a crashed cell never takes the CLI down
         except KeyboardInterrupt:
             progress.stop()
             err.print("interrupted: every finished cell is stored; rerun the same command to resume")
@@ -422,13 +429,6 @@ def _check_output(output: Path) -> None:
         raise BenchError(f"cannot write {output}: folder {folder} does not exist")
     if not os.access(folder, os.W_OK) or (output.exists() and not os.access(output, os.W_OK)):
         raise BenchError(f"cannot write {output}: permission denied")
-
-
-class ClaimsFormat(str, Enum):
-    table = "table"
-    json = "json"
-    md = "md"
-    csv = "csv"
 
 
 @app.command()

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
+import sys
 from contextlib import contextmanager
 from functools import lru_cache
 
@@ -41,28 +42,42 @@ def pin() -> None:
             os.environ.setdefault(name, value)
 
 
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def size_pools(threads: int):
+    """torch's and the BLAS's pools at `threads`, and the thread variables for libraries loaded later and processes
+    started after; torch is set only if loaded (a forked cell that never needs it does not pay its import). Returns
+    threadpoolctl's limiter, whose restore_original_limits() undoes the BLAS part."""
+    from threadpoolctl import threadpool_limits
+
+    for name in THREAD_VARIABLES:
+        os.environ[name] = str(threads)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
+    return threadpool_limits(threads)
+
+
 @contextmanager
 def torch_threads(threads: int | None):
-    """torch's and the BLAS's pools at `threads` for the block (and OMP_NUM_THREADS for processes it starts), then
-    as they were; None changes nothing."""
+    """`size_pools(threads)` for the block, then every pool and variable as it was; None changes nothing."""
     if threads is None:
         yield
         return
-    import torch
-    from threadpoolctl import threadpool_limits
+    import torch  # loaded first, so that its own pool is known and restored
 
-    before, env = torch.get_num_threads(), os.environ.get("OMP_NUM_THREADS")
-    torch.set_num_threads(threads)
-    os.environ["OMP_NUM_THREADS"] = str(threads)
+    before, env = torch.get_num_threads(), {name: os.environ.get(name) for name in THREAD_VARIABLES}
+    limiter = size_pools(threads)
     try:
-        with threadpool_limits(threads):
-            yield
+        yield
     finally:
+        limiter.restore_original_limits()
         torch.set_num_threads(before)
-        if env is None:
-            os.environ.pop("OMP_NUM_THREADS", None)
-        else:
-            os.environ["OMP_NUM_THREADS"] = env
+        for name, value in env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 @lru_cache(maxsize=8)
@@ -72,7 +87,8 @@ def fingerprint(threads: int = 1) -> str:
 
     with torch_threads(threads), torch.random.fork_rng(devices=[]):
         generator = torch.Generator().manual_seed(0)
-        images, labels = torch.randn(64, 3, 12, 12, generator=generator), torch.randint(0, 10, (64,), generator=generator)
+        images = torch.randn(64, 3, 12, 12, generator=generator)
+        labels = torch.randint(0, 10, (64,), generator=generator)
         tokens = torch.randint(0, 97, (64, 16), generator=generator)
         torch.manual_seed(0)
         conv, embed = torch.nn.Conv2d(3, 8, 3), torch.nn.Embedding(97, 48)

@@ -51,7 +51,7 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--cells", type=int, default=4)
     args = parser.parse_args()
-    from runners.local import THREAD_VARIABLES
+    from bench.numerics import THREAD_VARIABLES
 
     for name in THREAD_VARIABLES:
         if name in os.environ:

@@ -3,8 +3,9 @@
 `bench reproduce --all --controls --lock` writes one file per paper: for every claim, positive control and
 check it ran, the verdict, the measured values, how its negative control came out, the seeds, and what its
 runs cost (wall and CPU seconds, summed over its cells and its control's), with the commit, date and
-machine of the run and the fingerprint of its float numerics (bench/numerics.py: every cell on one thread). The slow tier reproduces every paper from a fresh store and compares with these files,
-so a verdict that changes is a diff in review, never a silent re-pin.
+machine of the run and the fingerprint of its float numerics (bench/numerics.py: every cell on one thread).
+The slow tier reproduces every paper from a fresh store and compares with these files, so a verdict that
+changes is a diff in review, never a silent re-pin.
 
 With no runs of a paper in the store, `bench claims` and the leaderboard show the locked verdicts, labelled
 as the reference run; with runs, they show the store's and flag each disagreement with the lock.

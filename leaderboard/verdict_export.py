@@ -2,7 +2,7 @@
 
 The rows are what the claims table shows (the store's verdicts, or the verdict lock's reference run where nothing
 is stored), flat and unwrapped: a terminal's table folds its columns to the window, a file gets every character.
-Written here rather than with pandas: four columns of plain strings need the standard library only.
+Written here rather than with pandas: flat rows of strings, numbers and flags need the standard library only.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Callable
 
 from bench.execute import execute
-from bench.numerics import torch_threads
+from bench.numerics import size_pools, torch_threads
 from bench.registry import Registry
 from bench.spec import Cell, RunRecord
 from bench.store import Store
@@ -161,23 +161,9 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-
-
 def core_share(workers: int) -> int:
     """Threads per cell when `workers` cells run at once: the cores this process may use, split evenly."""
     return max(1, len(os.sched_getaffinity(0)) // workers)
-
-
-def _compute_on(threads: int) -> None:
-    """Size this child's thread pools; the driver imported torch and numpy but never ran a parallel op."""
-    from threadpoolctl import threadpool_limits
-
-    for name in THREAD_VARIABLES:
-        os.environ[name] = str(threads)  # libraries loaded later, and processes the cell starts
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(threads)
-    threadpool_limits(threads)  # the BLAS numpy loaded in the driver (not restored: the child exits after its cell)
 
 
 def _child(cell: Cell, registry: Registry, timeout: float | None, conn: Connection, parent: int,
@@ -187,7 +173,7 @@ def _child(cell: Cell, registry: Registry, timeout: float | None, conn: Connecti
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the driver's handler, inherited through fork
     _die_with(parent)
     if threads is not None:
-        _compute_on(threads)
+        size_pools(threads)  # never restored: the child exits after its cell
     try:
         conn.send(execute(cell, registry, timeout))
         conn.close()

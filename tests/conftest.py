@@ -9,7 +9,7 @@ import pytest
 
 from bench.registry import Listing, Registry
 from bench.store import Store
-from runners.local import THREAD_VARIABLES
+from bench.numerics import THREAD_VARIABLES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TOY_METHODS = ("toy_noisy", "toy_raise", "toy_sleep", "toy_crash", "toy_gpu", "toy_threads")

@@ -10,9 +10,10 @@ per setting and world seed and cached under `cache_dir`. A hub id or local direc
 π_SFT unchanged. Each run seed has its own π_SFT (world_seed = the run's seed) unless `world_seed` fixes one:
 the tiny model's training is chaotic, and with one π_SFT for every seed a rounding difference (AVX512 against
 AVX2 kernels) moved all seeds at once and flipped four of SimpleMix's eight verdicts (docs/papers/simplemix.md);
-with one per seed the seeds' spread includes the base model's, and the verdicts judge it. (2) train prompts, and for each the K
-off-policy responses of the pool ranked by the annotator (UltraFeedback-like, best first). On-policy pairs
-are not built here: a method samples them from its own policy (the paper's D_on) through `annotate`.
+with one per seed the seeds' spread includes the base model's, and the verdicts judge it. (2) train prompts,
+and for each the K off-policy responses of the pool ranked by the annotator (UltraFeedback-like, best
+first). On-policy pairs are not built here: a method samples them from its own policy (the paper's D_on)
+through `annotate`.
 (3) evaluation prompts with π_SFT's sampled answers (the win-rate baseline) and a probe set of K
 responses per prompt (pool and teacher answers) for the implicit-reward metrics.
 

@@ -48,9 +48,10 @@ def test_importing_bench_holds_torch_at_avx2_before_its_first_operation():
 
 
 def test_the_fingerprint_is_the_same_in_two_fresh_processes_and_here():
-    assert _in_fresh_python("import bench; " + FINGERPRINT) == _in_fresh_python("import bench; " + FINGERPRINT)
+    fresh = _in_fresh_python("import bench; " + FINGERPRINT)
+    assert fresh == _in_fresh_python("import bench; " + FINGERPRINT)
     if os.environ.get("ATEN_CPU_CAPABILITY", "avx2") == "avx2":  # this process is pinned as the fresh ones are
-        assert fingerprint(1) == _in_fresh_python("import bench; " + FINGERPRINT)
+        assert fingerprint(1) == fresh
 
 
 @pytest.mark.skipif(not X86 or "avx512f" not in Path("/proc/cpuinfo").read_text(), reason="needs an AVX512 CPU")

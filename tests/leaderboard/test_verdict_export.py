@@ -24,7 +24,8 @@ def test_rows_in_every_format_carry_the_verdicts_and_survive_pipes_and_newlines(
     rows = verdict_rows(paper, evaluate_paper(paper, store, registry))
     by_id = {r["claim"]: r for r in rows}
     assert [r["claim"] for r in rows] == ["beats", "at-paper-scale", "bounded"]
-    assert (by_id["beats"]["verdict"], by_id["beats"]["control"], by_id["beats"]["fragile"]) == ("reproduced", "fails", True)
+    beats = by_id["beats"]
+    assert (beats["verdict"], beats["control"], beats["fragile"]) == ("reproduced", "fails", True)
     assert by_id["at-paper-scale"]["verdict"] == "not run" and by_id["bounded"]["role"] == "check"
     assert json.loads(render_rows(rows, "json")) == rows
     parsed = list(csv.DictReader(io.StringIO(render_rows(rows, "csv"))))

@@ -154,7 +154,8 @@ def test_parallel_cells_share_the_cores_and_one_worker_keeps_them(tmp_path):
     thread (the verdict locks), a cell gets one, forked or run here, and the driver's pools are restored after."""
     import json
 
-    from runners.local import THREAD_VARIABLES, core_share
+    from bench.numerics import THREAD_VARIABLES
+    from runners.local import core_share
     from tests.conftest import FIXTURES
 
     env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}  # a driver started without them
