@@ -65,7 +65,8 @@ def coerce(tp: Any, value: Any) -> Any:
                 number = math.inf
             if not math.isfinite(number):  # a cell's canonical JSON (its run_key) has no inf or nan
                 shown = value if isinstance(value, float) else f"an integer of {len(str(value))} digits"
-                raise TypeError(f"expected a finite float, got {shown!r} (inf and nan cannot be stored in a run's config)")
+                raise TypeError(f"expected a finite float, got {shown!r} "
+                                "(inf and nan cannot be stored in a run's config)")
             return number
     elif tp is str:
         if isinstance(value, str):

@@ -16,7 +16,7 @@ from bench.configs import build_config
 from bench.context import DeadlineExceeded, RunContext
 from bench.errors import BenchError
 from bench.registry import Registry
-from bench.spec import Cell, RunRecord
+from bench.spec import Cell, RunRecord, Status
 
 
 def device_for(hardware: str) -> str:
@@ -26,9 +26,11 @@ def device_for(hardware: str) -> str:
     try:
         import torch  # only a GPU cell pays for this import
     except ImportError:
-        raise BenchError(f"hardware {hardware!r} needs PyTorch with CUDA; torch is not installed (allowed here: cpu)") from None
+        raise BenchError(f"hardware {hardware!r} needs PyTorch with CUDA; torch is not installed "
+                         "(allowed here: cpu)") from None
     if not torch.cuda.is_available():
-        raise BenchError(f"hardware {hardware!r} requested but no CUDA GPU is visible on this machine (allowed here: cpu)")
+        raise BenchError(f"hardware {hardware!r} requested but no CUDA GPU is visible on this machine "
+                         "(allowed here: cpu)")
     return "cuda"
 
 
@@ -41,7 +43,7 @@ def execute(cell: Cell, registry: Registry, timeout_s: float | None = None) -> R
     """Run one cell and return its record; exceptions become status 'failed' with the traceback."""
     started = time.time()
     clock, cpu_clock = time.perf_counter(), time.process_time()
-    record = RunRecord(cell=cell, status="failed", started_at=started)
+    record = RunRecord(cell=cell, status=Status.FAILED, started_at=started)
     try:
         method = registry.method(cell.method)
         task = registry.task(cell.task)
@@ -54,17 +56,17 @@ def execute(cell: Cell, registry: Registry, timeout_s: float | None = None) -> R
         config = build_config(method.Config, cell.method_config, method.name)
         reason = method.skip(problem, config)
         if reason:
-            record.status, record.error = "skipped", reason
+            record.status, record.error = Status.SKIPPED, reason
         else:
             result = method.solve(problem, config, ctx)
             # NaN has no SQL representation that survives every backend; a missing metric is honest
             record.metrics = {k: float(v) for k, v in family.score(problem, result).items() if not math.isnan(v)}
             record.curves = {**ctx.curves, **family.trace(problem, result)}
-            record.status = "done"
+            record.status = Status.DONE
     except DeadlineExceeded as exc:
-        record.status, record.error = "timeout", str(exc)
+        record.status, record.error = Status.TIMEOUT, str(exc)
     except Exception:  # noqa: BLE001 - any failure of a run is data, stored with its traceback
-        record.status, record.error = "failed", traceback.format_exc()
+        record.status, record.error = Status.FAILED, traceback.format_exc()
     record.wall_s = time.perf_counter() - clock
     record.cpu_s = time.process_time() - cpu_clock
     record.peak_mem_mb = _peak_mem_mb() if sys.platform != "win32" else None

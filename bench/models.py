@@ -7,7 +7,9 @@ from datetime import datetime
 from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-RUN_STATUSES = ("pending", "running", "done", "failed", "timeout", "skipped", "infeasible")
+from bench.spec import Status
+
+RUN_STATUSES = tuple(Status)
 
 
 class Base(DeclarativeBase):

@@ -15,6 +15,7 @@ module instead.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import importlib
 import importlib.util
@@ -25,7 +26,7 @@ from functools import cached_property
 from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from bench import static
 from bench.configs import coerce, field_types, type_name
@@ -45,6 +46,8 @@ class MethodSpec:
     hardware: tuple[str, ...] = ("cpu",)
     resources: Resources = Resources()
     skip: Callable[[Any, Any], str | None] | None = None
+    accepts: tuple[type, ...] = ()  # the problem types it solves (empty: every problem of its family)
+    smoke: Mapping[str, Any] = field(default_factory=dict, hash=False)  # a short run's overrides (conformance)
 
 
 @dataclass(frozen=True)
@@ -52,24 +55,35 @@ class TaskSpec:
     family: str
     config: type
     version: int = 1
+    problem: type | None = None  # the problem type it builds (None: its family has one)
+    smallest: Mapping[str, Any] = field(default_factory=dict, hash=False)  # the smallest instance's overrides
 
 
-def method(*, family: str, config: type, hardware: tuple[str, ...] = ("cpu",),
-           resources: Resources = Resources(), skip: Callable | None = None) -> Callable:
-    """Mark `solve(problem, config, ctx) -> Result` as a registered method of `family`."""
+def method(*, family: str, config: type, hardware: tuple[str, ...] = ("cpu",), resources: Resources = Resources(),
+           skip: Callable | None = None, accepts: type | tuple[type, ...] = (),
+           smoke: Mapping[str, Any] | None = None) -> Callable:
+    """Mark `solve(problem, config, ctx) -> Result` as a registered method of `family`.
+
+    `accepts`: the problem types it solves, in a family with several (written as names of the family's contract,
+    e.g. `accepts=(PreferenceProblem, BanditPreferenceProblem)`): a task that builds another is refused before it is
+    built (Registry.incompatibility reads both declarations from the source). `smoke`: config overrides for a short
+    run, which the conformance suite runs on every compatible task's smallest instance."""
 
     def mark(solve: Callable) -> Callable:
-        solve.__bench_method__ = MethodSpec(family, config, tuple(hardware), resources, skip)
+        kinds = accepts if isinstance(accepts, tuple) else (accepts,)
+        solve.__bench_method__ = MethodSpec(family, config, tuple(hardware), resources, skip, kinds, dict(smoke or {}))
         return solve
 
     return mark
 
 
-def task(*, family: str, config: type, version: int = 1) -> Callable:
-    """Mark `build(config, ctx) -> Problem` as a registered task of `family`."""
+def task(*, family: str, config: type, version: int = 1, problem: type | None = None,
+         smallest: Mapping[str, Any] | None = None) -> Callable:
+    """Mark `build(config, ctx) -> Problem` as a registered task of `family`; `problem`: the type it builds, in a
+    family with several; `smallest`: config overrides for its smallest instance (the conformance suite's)."""
 
     def mark(build: Callable) -> Callable:
-        build.__bench_task__ = TaskSpec(family, config, version)
+        build.__bench_task__ = TaskSpec(family, config, version, problem, dict(smallest or {}))
         return build
 
     return mark
@@ -103,6 +117,9 @@ class Method:
         return self.spec.config
 
     def skip(self, problem: Any, config: Any) -> str | None:
+        if self.spec.accepts and not isinstance(problem, self.spec.accepts):  # refused earlier; a plugin's task may lie
+            names = " or ".join(kind.__name__ for kind in self.spec.accepts)
+            return f"{self.name} takes {names} instances, not {type(problem).__name__}"
         return self.spec.skip(problem, config) if self.spec.skip else None
 
 
@@ -202,6 +219,24 @@ def _decorator_family(path: Path, kind: str) -> tuple[str, str] | None:
     doc = _DOCSTRING.match(source)
     summary = doc.group("first").strip().rstrip('"').rstrip("'").strip() if doc else ""
     return family.group("family"), summary
+
+
+def _declared_problem_types(module: str, kind: str) -> tuple[str, ...]:
+    """The names in `@method(accepts=A)` / `accepts=(A, B)` or `@task(problem=A)` of a module's source."""
+    path = _ROOT.joinpath(*module.split(".")).with_suffix(".py")
+    if not path.is_file():  # a plugin's module: locating it imports its parent packages only
+        spec = importlib.util.find_spec(module)
+        if spec is None or spec.origin is None:
+            return ()
+        path = Path(spec.origin)
+    keyword = "accepts" if kind == "method" else "problem"
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == kind:
+            for arg in node.keywords:
+                if arg.arg == keyword:
+                    names = arg.value.elts if isinstance(arg.value, ast.Tuple) else [arg.value]
+                    return tuple(n.id if isinstance(n, ast.Name) else n.attr for n in names)
+    return ()
 
 
 def _builtin_listings(kind: str, root: Path) -> list[Listing]:
@@ -321,10 +356,26 @@ class Registry:
         m, t = self.listing("method", method_name), self.listing("task", task_name)
         if m.family != t.family:
             return f"{method_name} solves {m.family} problems, {task_name} is a {t.family} task"
+        accepts, builds = self.problem_types("method", method_name), self.problem_types("task", task_name)
+        if accepts and builds and not set(builds) & set(accepts):
+            return f"{method_name} takes {' or '.join(accepts)} problems, {task_name} builds {builds[0]}"
         supported = self.hardware(method_name)
         if hardware.split(":", 1)[0] not in supported and hardware not in supported:
             return f"{method_name} runs on {', '.join(supported)}, not {hardware}"
         return None
+
+    def problem_types(self, kind: str, name: str) -> tuple[str, ...]:
+        """The names of the problem types a method accepts (`accepts=`) or a task builds (`problem=`), read from the
+        decorator in the source (empty: not declared); the imported spec's when the module is already loaded."""
+        key = ("problem_types", kind, name)
+        if key not in self._static:
+            if (kind, name) in self._loaded:
+                spec = self._load(kind, name).spec
+                kinds = spec.accepts if kind == "method" else (spec.problem,) if spec.problem else ()
+                self._static[key] = tuple(k.__name__ for k in kinds)
+            else:
+                self._static[key] = _declared_problem_types(self.listing(kind, name).module, kind)
+        return self._static[key]
 
     @cached_property
     def paper_paths(self) -> dict[str, Path]:
@@ -379,7 +430,7 @@ class Registry:
     def full_config(self, kind: str, name: str, values: dict[str, Any]) -> dict[str, Any]:
         """`config_dict(build_config(Config, values))` without importing the module: the defaults with `values`
         applied, unknown keys and wrong types refused with build_config's errors. The Config's own value
-        checks (its __post_init__) do not run here; they run when a cell is built to be run (runners.grid)."""
+        checks (its __post_init__) do not run here; they run when a cell is built to be run (bench.cells)."""
         fields = self.config_fields(kind, name)
         out = {k: f.default for k, f in fields.items()}
         for key, value in values.items():

@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Mapping
 
 HARDWARE_KINDS = ("cpu", "cuda")  # plus named GPU classes such as "cuda:a100"
@@ -114,12 +115,28 @@ def run_key(cell: Cell) -> str:
     return hashlib.sha256(cell.canonical().encode()).hexdigest()
 
 
+class Status(StrEnum):
+    """A run's status in the store: pending and running while a driver holds its lease, then one of the finished
+    ones a runner reports (`FINISHED`). A StrEnum: it is stored, compared and printed as its plain string."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    TIMEOUT = "timeout"
+    SKIPPED = "skipped"        # the method declined the problem, with its reason
+    INFEASIBLE = "infeasible"  # no node of the cluster can hold the cell
+
+
+FINISHED = (Status.DONE, Status.FAILED, Status.TIMEOUT, Status.SKIPPED, Status.INFEASIBLE)
+
+
 @dataclass
 class RunRecord:
     """What a runner hands back to the driver for one cell; the driver stores it."""
 
     cell: Cell
-    status: str  # done | failed | timeout | skipped | infeasible
+    status: Status  # one of FINISHED (a plain string is converted; anything else is refused)
     task_version: int = 0
     metrics: dict[str, float] = field(default_factory=dict)
     curves: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
@@ -128,3 +145,8 @@ class RunRecord:
     wall_s: float | None = None
     cpu_s: float | None = None  # CPU seconds of the run's process (every thread): the cost on a shared machine
     peak_mem_mb: float | None = None
+
+    def __post_init__(self) -> None:
+        self.status = Status(self.status)
+        if self.status not in FINISHED:
+            raise ValueError(f"a runner reports a finished status ({', '.join(FINISHED)}), not {self.status!r}")

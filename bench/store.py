@@ -33,7 +33,7 @@ MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
-PASSWORD_FILE_ENV = "BENCH_DB_PASSWORD_FILE"  # a Ray job reads its store's password from this file (bench.cluster)
+PASSWORD_FILE_ENV = "BENCH_DB_PASSWORD_FILE"  # a Ray job reads its store's password from this file (app.cluster)
 _PASSWORD_IN_URL = re.compile(r"(://[^:/]*:)([^@]*)@")  # SQLAlchemy's own split: user up to ':', password up to '@'
 
 
@@ -71,7 +71,8 @@ def _with_password_from(url: str, path: Path) -> str:
     try:
         password = path.read_text().rstrip("\n")
     except OSError as exc:
-        raise BenchError(f"cannot read the store's password file {path} ({PASSWORD_FILE_ENV}): {exc.strerror}") from None
+        raise BenchError(f"cannot read the store's password file {path} ({PASSWORD_FILE_ENV}): "
+                         f"{exc.strerror}") from None
     return parsed.set(password=password).render_as_string(hide_password=False)
 
 
@@ -81,7 +82,8 @@ def _check_sqlite_file(url: str) -> None:
         return
     path = Path(database)
     if path.is_dir():
-        raise BenchError(f"{path} is a directory, not a database file; pass --db sqlite:///{path}/bench.db or another file")
+        raise BenchError(f"{path} is a directory, not a database file; "
+                         f"pass --db sqlite:///{path}/bench.db or another file")
     if path.exists() and path.stat().st_size > 0:
         try:
             with path.open("rb") as fh:
@@ -137,7 +139,8 @@ def make_engine(url: str) -> Engine:
         raise BenchError(f"bad database URL {mask_url(url)!r}: port {parsed.port} is not in 1-65535")
     backend = parsed.get_backend_name()
     if backend not in ("sqlite", "postgresql"):
-        raise BenchError(f"database {parsed.drivername!r} in {mask_url(url)!r} is not supported; use SQLite or PostgreSQL, {example}")
+        raise BenchError(f"database {parsed.drivername!r} in {mask_url(url)!r} is not supported; "
+                         f"use SQLite or PostgreSQL, {example}")
     if backend == "sqlite":
         _check_sqlite_file(url)
         engine = create_engine(url, connect_args={"timeout": 30})
@@ -187,7 +190,8 @@ def upgrade(engine: Engine) -> str:
 
     state = schema_state(engine)
     if state == "foreign":
-        raise BenchError(f"{engine.url.render_as_string(hide_password=True)} holds tables that are not a bench store; refusing to migrate it")
+        raise BenchError(f"{engine.url.render_as_string(hide_password=True)} holds tables that are not a bench store; "
+                         "refusing to migrate it")
     with engine.begin() as connection:
         # drivers opening one new database at once: one migrates, inside one transaction, and the
         # others then find the schema at head (SQLite's DDL is transactional once a write lock is held)
@@ -281,9 +285,11 @@ class Store:
                 "pass --db with another URL"
             )
         elif state.startswith("old:"):
-            raise BenchError(f"database schema is at revision {state[4:]}, this code needs {SCHEMA_HEAD}: run `bench db upgrade`")
+            raise BenchError(f"database schema is at revision {state[4:]}, this code needs {SCHEMA_HEAD}: "
+                             "run `bench db upgrade`")
         elif state == "empty":
-            raise BenchError(f"{engine.url.render_as_string(hide_password=True)} holds no bench store yet: run a grid or `bench db upgrade` first")
+            raise BenchError(f"{engine.url.render_as_string(hide_password=True)} holds no bench store yet: "
+                             "run a grid or `bench db upgrade` first")
         if not readonly and not (path is not None and _read_only(path)):  # reading a read-only store is fine
             _enable_wal(engine)
         return cls(engine)
@@ -304,7 +310,8 @@ class Store:
                 # once on one database race here, and the database's uniqueness settles it
                 insert = _dialect_insert(connection)(Environment.__table__).values(**env, created_at=_now())
                 connection.execute(insert.on_conflict_do_nothing(index_elements=["fingerprint"]))
-                found = connection.execute(select(Environment.id).where(Environment.fingerprint == env["fingerprint"])).scalar()
+                found = connection.execute(select(Environment.id)
+                                           .where(Environment.fingerprint == env["fingerprint"])).scalar()
             self._environment_id = found
         return self._environment_id
 

@@ -156,13 +156,16 @@ def release(engine, owner: str) -> None:
 
 def _row(record: RunRecord, runner: str, environment_id: int, code_version: str, key: str | None = None) -> dict:
     cell = record.cell
-    started = datetime.fromtimestamp(record.started_at, timezone.utc).replace(tzinfo=None) if record.started_at else None
+    started = (datetime.fromtimestamp(record.started_at, timezone.utc).replace(tzinfo=None)
+               if record.started_at else None)
     return dict(
-        run_key=key or cell.run_key, setting_key=cell.setting_key, method=cell.method, method_config=dict(cell.method_config),
+        run_key=key or cell.run_key, setting_key=cell.setting_key, method=cell.method,
+        method_config=dict(cell.method_config),
         task=cell.task, task_version=record.task_version, task_config=dict(cell.task_config), seed=int(cell.seed),
         hardware=cell.hardware, status=record.status, error=record.error, started_at=started,
         finished_at=datetime.now(timezone.utc).replace(tzinfo=None), wall_s=record.wall_s,
-        cpu_s=record.cpu_s, peak_mem_mb=record.peak_mem_mb, runner=runner, environment_id=environment_id, code_version=code_version,
+        cpu_s=record.cpu_s, peak_mem_mb=record.peak_mem_mb, runner=runner, environment_id=environment_id,
+        code_version=code_version,
     )
 
 

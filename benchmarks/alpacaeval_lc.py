@@ -32,10 +32,12 @@ def main(folder: Path = DEFAULT) -> None:
     ours = win_rates(annotations)
     seconds = time.perf_counter() - start
     simple = {m: 100 * length_controlled_win_rate_simple(r["preference"].to_numpy(),
-                                                           (r["model_output_chars"] - r["reference_output_chars"]).to_numpy())
+                                                           (r["model_output_chars"]
+                                                            - r["reference_output_chars"]).to_numpy())
               for m, r in annotations.dropna(subset=["preference"]).groupby("model")}
     table = pd.DataFrame({"LC ours": ours["lc_win_rate"], "LC published": board["length_controlled_winrate"],
-                          "simple fit": pd.Series(simple), "WR ours": ours["win_rate"], "WR published": board["win_rate"]})
+                          "simple fit": pd.Series(simple), "WR ours": ours["win_rate"],
+                          "WR published": board["win_rate"]})
     table = table.dropna(subset=["LC ours", "LC published"])
     table.loc["gpt4_1106_preview", "simple fit"] = 50.0                 # the baseline against itself
     table.insert(2, "LC diff", table["LC ours"] - table["LC published"])

@@ -43,7 +43,7 @@ def runner_overhead(cells: int = 300) -> dict[str, float]:
     sys.path.insert(0, str(ROOT))
     from bench.registry import Listing, Registry
     from bench.store import Store
-    from runners.grid import Entry, expand
+    from bench.cells import Entry, expand
     from bench.execute import execute
     from bench.writes import Writer
     from runners.local import run_cells
@@ -60,7 +60,8 @@ def runner_overhead(cells: int = 300) -> dict[str, float]:
             for cell in grid:
                 writer.add(execute(cell, registry))
         out["in this process (no isolation)"] = (time.perf_counter() - start) / cells * 1000
-    for label, kwargs in (("1 worker, each cell forked", {}), ("2 workers, --timeout", {"workers": 2, "timeout": 60.0})):
+    for label, kwargs in (("1 worker, each cell forked", {}),
+                          ("2 workers, --timeout", {"workers": 2, "timeout": 60.0})):
         with tempfile.TemporaryDirectory() as tmp:
             store = Store.open(f"sqlite:///{tmp}/b.db")
             store.environment_id()  # provenance is once per driver, not per cell

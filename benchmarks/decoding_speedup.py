@@ -168,8 +168,6 @@ def main() -> None:
     slrs_problem = dataclasses.replace(problem, prompts=prompts[:2], kinds=problem.kinds[:2],
                                        reference=reference[:2], max_new_tokens=min(args.tokens, 16))
 
-    params = {name: sum(p.numel() for p in lm.model.parameters()) / 1e6
-              for name, lm in (("target", target), ("drafter", world.drafter), ("same_drafter", world.same_drafter))}
     blocks = (1, 2, 4, 8)
     target_ms = [forward_ms(target, ids[0], n) for n in blocks]
     drafter_ms = forward_ms(world.drafter, world.drafter.tokenizer.encode(prompts[0], add_special_tokens=False), 1)

@@ -71,7 +71,8 @@ def measure(variant: str, n: int, v: int, d: int, dtype) -> tuple[float, float]:
         if variant == "torch":
             loss = F.cross_entropy((hidden @ weight.T).float(), targets, label_smoothing=BETA)
         else:
-            loss = label_smoothed_ce(hidden, weight, targets, BETA, impl="torch" if variant == "torch_chunked" else "triton")
+            loss = label_smoothed_ce(hidden, weight, targets, BETA,
+                                     impl="torch" if variant == "torch_chunked" else "triton")
         loss.backward()
 
     step()                                             # compile / warm up
@@ -89,7 +90,7 @@ def measure(variant: str, n: int, v: int, d: int, dtype) -> tuple[float, float]:
         step()
         torch.cuda.synchronize()
         times.append(time.perf_counter() - start)
-    del hidden, weight, targets
+    hidden = weight = targets = None  # free the GPU memory (the closure holds the same cells)
     torch.cuda.empty_cache()
     return peak, statistics.median(times)
 
@@ -102,7 +103,8 @@ def main() -> int:
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}")
     start = time.perf_counter()
     failures = check_correctness()
-    print(f"correctness: {'OK' if not failures else f'{len(failures)} MISMATCHES'} ({time.perf_counter() - start:.1f} s)")
+    print(f"correctness: {'OK' if not failures else f'{len(failures)} MISMATCHES'} "
+          f"({time.perf_counter() - start:.1f} s)")
     for line in failures[:20]:
         print("  " + line)
     n, d = 8192, 1024
@@ -112,7 +114,8 @@ def main() -> int:
             for name, (mb, s) in rows.items():
                 print(f"{str(dtype):15s} N={n} V={v} D={d} {name:14s} peak +{mb:9.1f} MB  {s * 1e3:8.1f} ms")
             (t_mb, t_s), (k_mb, k_s) = rows["torch"], rows["triton"]
-            print(f"{str(dtype):15s} V={v}: memory torch/triton = {t_mb / k_mb:.1f}x, time triton/torch = {k_s / t_s:.2f}x")
+            print(f"{str(dtype):15s} V={v}: memory torch/triton = {t_mb / k_mb:.1f}x, "
+                  f"time triton/torch = {k_s / t_s:.2f}x")
     print(f"total {time.perf_counter() - start:.1f} s")
     return 1 if failures else 0
 

@@ -40,7 +40,7 @@ def build(url: str, runs: int) -> None:
     from bench.models import MetricValue, Run
     from bench.registry import Registry
     from bench.store import Store
-    from runners.grid import Entry, make_cell
+    from bench.cells import Entry, make_cell
 
     registry = Registry.discover()
     store = Store.open(url)
@@ -56,7 +56,8 @@ def build(url: str, runs: int) -> None:
             template = make_cell(registry, Entry(method), Entry("performative", {"beta": beta}), 0)
             for seed in range(seeds):
                 key = f"{hash((method, beta, seed)) & (2**256 - 1):064x}"
-                run_rows.append(dict(run_key=key, setting_key=template.setting_key, method=method, method_config=dict(template.method_config),
+                run_rows.append(dict(run_key=key, setting_key=template.setting_key, method=method,
+                                     method_config=dict(template.method_config),
                                      task="performative", task_version=1, task_config=dict(template.task_config),
                                      seed=seed, hardware="cpu", status="done", error=None, started_at=now,
                                      finished_at=now, wall_s=0.1, peak_mem_mb=100.0, runner="local",

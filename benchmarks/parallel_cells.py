@@ -26,7 +26,7 @@ def grid_wall(share: bool, epochs: int, cells: int) -> float:
     import runners.local as local
     from bench.registry import Registry
     from bench.store import Store
-    from runners.grid import Entry, expand
+    from bench.cells import Entry, expand
 
     registry = Registry.discover()
     grid = expand(registry, [Entry("m3_jepa", {"epochs": epochs})], [Entry("paired_retrieval")],

@@ -24,7 +24,7 @@ sys.path[:0] = [str(ROOT), str(FIXTURES), str(HERE)]
 from bench.registry import Listing, Registry  # noqa: E402
 from bench.spec import Cell, RunRecord  # noqa: E402
 from bench.store import Store  # noqa: E402
-from runners.grid import Entry, expand  # noqa: E402
+from bench.cells import Entry, expand  # noqa: E402
 from runners import local  # noqa: E402
 
 REGISTRY = Registry([Listing("task", "toy_target", "toy", "bench_toy.toy_target", "", "bench"),
@@ -95,12 +95,15 @@ def main() -> None:
     trivial = cells("toy_noisy", {"noise": 0.2}, 200)
     local_wall = timed_grid(lambda g, s: local.run_cells(g, s, REGISTRY), trivial, f"sqlite:///{tmp}/tl.db")
     ray_wall = timed_grid(lambda g, s: ray_runner.run_cells(g, s, REGISTRY), trivial, f"sqlite:///{tmp}/tr.db")
-    print(f"trivial cells (200): local in-process {1000 * local_wall / 200:.1f} ms/cell, Ray {1000 * ray_wall / 200:.1f} ms/cell "
-          f"-> Ray scheduling overhead ~{1000 * (ray_wall - local_wall / 2) / 200:.1f} ms/cell (2 workers, store writes included)")
+    print(f"trivial cells (200): local in-process {1000 * local_wall / 200:.1f} ms/cell, "
+          f"Ray {1000 * ray_wall / 200:.1f} ms/cell "
+          f"-> Ray scheduling overhead ~{1000 * (ray_wall - local_wall / 2) / 200:.1f} ms/cell "
+          "(2 workers, store writes included)")
     ray.shutdown()
     print(f"load average after the grids: {os.getloadavg()[0]:.2f}")
 
-    print(f"insert 10,000 runs, SQLite (WAL, one transaction per run): {insert_rate(f'sqlite:///{tmp}/ins.db'):.0f} runs/s")
+    print("insert 10,000 runs, SQLite (WAL, one transaction per run): "
+          f"{insert_rate(f'sqlite:///{tmp}/ins.db'):.0f} runs/s")
     if "--skip-postgres" not in sys.argv:
         sys.path.insert(0, str(ROOT))
         from tests.pg import Unavailable, create_database, postgres_server
@@ -111,7 +114,8 @@ def main() -> None:
             print(f"insert 10,000 runs, PostgreSQL: skipped ({exc})")
         else:
             try:
-                print(f"insert 10,000 runs, PostgreSQL (loopback, one transaction per run): {insert_rate(url):.0f} runs/s")
+                print("insert 10,000 runs, PostgreSQL (loopback, one transaction per run): "
+                      f"{insert_rate(url):.0f} runs/s")
             finally:
                 drop()
 

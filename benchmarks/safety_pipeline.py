@@ -40,7 +40,8 @@ def main() -> None:
         solves[module.__name__.rsplit(".", 1)[-1]] = time.perf_counter() - start
         metrics = score(problem, result)
         print(f"{module.__name__.rsplit('.', 1)[-1]:>16}: {solves[module.__name__.rsplit('.', 1)[-1]]:6.1f} s  "
-              f"best-layer acc {metrics['best_layer_accuracy']:.3f}  ablation drop {metrics['ablation_refusal_drop']:.2f}  "
+              f"best-layer acc {metrics['best_layer_accuracy']:.3f}  "
+              f"ablation drop {metrics['ablation_refusal_drop']:.2f}  "
               f"attack success {metrics.get('attack_success', float('nan')):.2f}")
     print(f"cached build + multi_direction: {builds[1] + solves['multi_direction']:.1f} s; "
           f"ratio multi / single solve: {solves['multi_direction'] / solves['single_direction']:.2f}")

@@ -1,7 +1,9 @@
-"""CoRE's cost and transfer quality on the synthetic two-city task; prints seconds, the alignment overhead ratio and MAE.
+"""CoRE's cost and transfer quality on the synthetic two-city task; prints seconds, the alignment overhead ratio and
+MAE.
 
 Usage: .venv/bin/python benchmarks/urban_core.py [--epochs 100] [--seeds 1]
-The alignment losses' overhead is the ratio of CoRE's time to the L_mob-only encoders' (direct_transfer) at equal epochs.
+The alignment losses' overhead is the ratio of CoRE's time to the L_mob-only encoders' (direct_transfer) at equal
+epochs.
 """
 
 import argparse

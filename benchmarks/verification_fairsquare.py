@@ -43,7 +43,8 @@ def main() -> None:
                 pv_s = time.perf_counter() - start
                 totals["pv"] += pv_s
                 decided += result.verdict is not None
-                row = f"{problem.name[11:]:38s} {str(result.verdict):>10s} {result.target[0]:9.4f} {result.target[1]:9.4f} {pv_s:7.2f} "
+                row = (f"{problem.name[11:]:38s} {str(result.verdict):>10s} {result.target[0]:9.4f} "
+                       f"{result.target[1]:9.4f} {pv_s:7.2f} ")
                 for c in confidences:
                     start = time.perf_counter()
                     mc = monte_carlo.solve(problem, monte_carlo.Config(confidence=c, max_samples=100_000_000,

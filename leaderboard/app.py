@@ -28,7 +28,8 @@ VIEWS = ("overview", "task", "paper", "runs")
 TTL_S = 10  # new runs appear within this many seconds (or at once with the refresh button)
 REPORTS = Path(__file__).resolve().parent.parent / "docs" / "papers"  # our per-paper reports (a source checkout)
 VERDICT_COLORS = {"reproduced": "#2e7d32", "partially": "#f9a825", "not reproduced": "#c62828",
-                  "inconclusive": "#6a1b9a", "uninformative": "#ad1457", "insufficient seeds": "#6d4c41", "not run": "#9e9e9e"}
+                  "inconclusive": "#6a1b9a", "uninformative": "#ad1457", "insufficient seeds": "#6d4c41",
+                  "not run": "#9e9e9e"}
 
 
 def _db_url() -> str:
@@ -107,7 +108,8 @@ def _ci_figure(rows: list[queries.BoardRow], markers: list[claims_lib.Marker]) -
         x=labels, y=[r.mean for r in rows], name="ours (mean over seeds)",
         error_y=dict(type="data", symmetric=False, array=[r.ci_high - r.mean for r in rows],
                      arrayminus=[r.mean - r.ci_low for r in rows])))
-    hits = [(label, m) for label, r in zip(labels, rows) for m in markers if m.method == r.method and m.metric == r.metric]
+    hits = [(label, m) for label, r in zip(labels, rows) for m in markers
+            if m.method == r.method and m.metric == r.metric]
     if hits:
         figure.add_trace(go.Scatter(x=[h[0] for h in hits], y=[h[1].value for h in hits], mode="markers",
                                     marker=dict(symbol="x", size=12, color="black"), name="paper's value",

@@ -51,7 +51,7 @@ from bench.errors import BenchError
 from bench.registry import Registry
 from bench.spec import Cell
 from bench.store import Store
-from runners.grid import Entry, make_cell
+from bench.cells import Entry, make_cell
 
 KINDS = ("value", "bound", "ordering", "rate")
 ORDERING_KEYS = ("order", "slack", "min_gap", "min_ratio", "tolerance", "seeds_holding", "margin_se")
@@ -140,7 +140,8 @@ class Verdict:
 def _group(raw: dict, claim_id: str) -> CellGroup:
     allowed = {"method", "task", "method_config", "task_config", "paper_value"}
     if not isinstance(raw, dict) or not {"method", "task"} <= set(raw) or set(raw) - allowed:
-        raise BenchError(f"claim {claim_id!r}: each cell needs method and task (allowed keys: {', '.join(sorted(allowed))})")
+        raise BenchError(f"claim {claim_id!r}: each cell needs method and task "
+                         f"(allowed keys: {', '.join(sorted(allowed))})")
     return CellGroup(raw["method"], raw["task"], dict(raw.get("method_config") or {}),
                      dict(raw.get("task_config") or {}), raw.get("paper_value"))
 
@@ -154,7 +155,8 @@ def _claim(raw: dict, defaults: dict, role: str = "claim") -> Claim:
     if role != "control" and "gates" in raw:
         raise BenchError(f"{role} {cid!r}: gates belongs to a control (the file's controls: list)")
     if (role == "check") != bool(raw.get("why")):
-        raise BenchError(f"{role} {cid!r}: " + ("a check needs why: the reason it holds by construction" if role == "check"
+        raise BenchError(f"{role} {cid!r}: " + ("a check needs why: the reason it holds by construction"
+                                                if role == "check"
                                                 else "why belongs to a check (the file's checks: list)"))
     kind = merged.get("kind")
     if kind not in KINDS:
@@ -196,7 +198,8 @@ def _negative_control(raw: dict, role: str, cid: str) -> tuple[tuple[CellGroup, 
             raise BenchError(f"claim {cid!r}: control_none must say why no control setting exists")
         return (), "", none.strip()
     if not isinstance(control, dict) or set(control) != {"why", "cells"} or not str(control["why"] or "").strip():
-        raise BenchError(f"claim {cid!r}: control needs exactly why (what it removes) and cells (where the claim must fail)")
+        raise BenchError(f"claim {cid!r}: control needs exactly why (what it removes) "
+                         "and cells (where the claim must fail)")
     cells = control["cells"]
     cells = [cells] if isinstance(cells, dict) else cells
     if not cells:
@@ -215,19 +218,22 @@ def load_paper(registry: Registry, slug: str) -> Paper:
         raise BenchError(f"{path}: expected a mapping with title, methods and a list of claims")
     sections = {role: data.get(f"{role}s") or [] for role in ("claim", "control", "check")}
     if not all(isinstance(c, dict) for entries in sections.values() for c in entries):
-        raise BenchError(f"{path}: every claim, control and check must be a mapping with id, kind, metric, cells, expect")
+        raise BenchError(f"{path}: every claim, control and check must be a mapping "
+                         "with id, kind, metric, cells, expect")
     methods = data.get("methods") or {}
     for name, info in methods.items():
         registry.listing("method", name)
         if (info or {}).get("fidelity") not in FIDELITIES:
             raise BenchError(f"{path}: method {name} needs fidelity, one of {', '.join(FIDELITIES)}")
     defaults = data.get("defaults") or {}
-    claims, controls, checks = ([_claim(c, defaults, role) for c in sections[role]] for role in ("claim", "control", "check"))
+    claims, controls, checks = ([_claim(c, defaults, role) for c in sections[role]]
+                                for role in ("claim", "control", "check"))
     paper = Paper(slug, data.get("title", slug), list(data.get("authors") or []), data.get("venue", ""),
                   data.get("arxiv"), data.get("code"), methods, [*controls, *claims, *checks])
     ids = [c.id for c in paper.claims]
     if len(ids) != len(set(ids)):
-        raise BenchError(f"{path}: claim and control ids must be unique ({', '.join(sorted({i for i in ids if ids.count(i) > 1}))})")
+        raise BenchError(f"{path}: claim and control ids must be unique "
+                         f"({', '.join(sorted({i for i in ids if ids.count(i) > 1}))})")
     claim_ids = {c.id for c in claims}
     for control in controls:
         unknown = [g for g in control.gates if g not in claim_ids]
@@ -250,7 +256,8 @@ def _validate(claim: Claim, registry: Registry, path) -> None:
         for metric in filter(None, (claim.metric, claim.x_metric)):
             if family.metric(metric) is None:
                 allowed = [*family.metrics, *(f"{prefix}*" for prefix in family.metric_prefixes)]
-                raise BenchError(f"{path}: claim {claim.id!r}: unknown metric {metric!r}; allowed: {', '.join(allowed)}")
+                raise BenchError(f"{path}: claim {claim.id!r}: unknown metric {metric!r}; "
+                                 f"allowed: {', '.join(allowed)}")
         group_cells(group, registry, 1)  # type-checks the configs
 
 
@@ -258,18 +265,22 @@ def _validate_ordering(claim: Claim, path) -> None:
     expect, where = claim.expect, f"{path}: claim {claim.id!r}"
     unknown = set(expect) - set(ORDERING_KEYS)
     if unknown:
-        raise BenchError(f"{where}: unknown expect key(s) {', '.join(sorted(unknown))}; allowed: {', '.join(ORDERING_KEYS)}")
+        raise BenchError(f"{where}: unknown expect key(s) {', '.join(sorted(unknown))}; "
+                         f"allowed: {', '.join(ORDERING_KEYS)}")
     if expect.get("order", "increasing") not in ("increasing", "decreasing"):
         raise BenchError(f"{where}: order must be increasing or decreasing, got {expect['order']!r}")
     k = expect.get("seeds_holding")
     if k is not None and not (isinstance(k, int) and 1 <= k <= claim.seeds):
-        raise BenchError(f"{where}: seeds_holding must be an integer in 1..{claim.seeds} (the claim's seeds), got {k!r}")
+        raise BenchError(f"{where}: seeds_holding must be an integer in 1..{claim.seeds} "
+                         f"(the claim's seeds), got {k!r}")
     if "margin_se" in expect and claim.seeds < 2:
         raise BenchError(f"{where}: margin_se needs a standard error, so seeds >= 2 (got {claim.seeds})")
     if len({"slack", "min_gap", "min_ratio", "margin_se"} & set(expect)) > 1:
-        raise BenchError(f"{where}: give one of slack, min_gap, min_ratio, margin_se (how the means must differ), not several")
+        raise BenchError(f"{where}: give one of slack, min_gap, min_ratio, margin_se "
+                         "(how the means must differ), not several")
     if "min_ratio" in expect and not (isinstance(expect["min_ratio"], (int, float)) and expect["min_ratio"] > 1):
-        raise BenchError(f"{where}: min_ratio must be a number above 1 (how many times better), got {expect['min_ratio']!r}")
+        raise BenchError(f"{where}: min_ratio must be a number above 1 (how many times better), "
+                         f"got {expect['min_ratio']!r}")
 
 
 def group_cells(group: CellGroup, registry: Registry, seeds: int, check: bool = False) -> list[Cell]:
@@ -352,7 +363,8 @@ class _Judge:
             hub = sorted({v for g in self.claim.groups for v in (*g.method_config.values(), *g.task_config.values())
                           if looks_like_hub_id(v)})
             needs = f"a GPU and {', '.join(hub)}" if hub else "the paper's hardware and data"
-            return f"paper-scale: needs {needs}; run it on such a machine with `bench reproduce {self.slug} --scale paper`"
+            return (f"paper-scale: needs {needs}; "
+                    f"run it on such a machine with `bench reproduce {self.slug} --scale paper`")
         return f"no finished runs yet; `bench reproduce` runs the {self.seeds} seed(s) per cell"
 
     def _failures(self) -> str:
@@ -364,7 +376,8 @@ class _Judge:
         last = (error or "").strip().splitlines()[-1:] or ["no error recorded"]
         return f"{len(stopped)} of its runs did not finish ({status}: {last[0][:200]})"
 
-    def _make(self, verdict: str, ours: list[float], ours_text: str, detail: str, paper_text: str | None = None) -> Verdict:
+    def _make(self, verdict: str, ours: list[float], ours_text: str, detail: str,
+              paper_text: str | None = None) -> Verdict:
         c = self.claim
         if paper_text is None:
             paper_text = _paper_text(c)
@@ -416,7 +429,8 @@ class _Judge:
         if holds and all(v is not None for v in paper_values):
             tol = expect.get("tolerance", {"factor": 2})
             if not all(_within(m, v, tol) for m, v in zip(means, paper_values)):
-                return self._make("partially", means, text, "; ".join([*criteria, f"ordering holds; values differ beyond {tol}"]))
+                return self._make("partially", means, text,
+                                  "; ".join([*criteria, f"ordering holds; values differ beyond {tol}"]))
         return self._make("reproduced" if holds else "not reproduced", means, text, "; ".join(criteria))
 
     def _paired_gaps(self, order: str) -> list[np.ndarray]:
@@ -433,7 +447,8 @@ class _Judge:
             gap = float(np.mean(gaps)) if len(gaps) else float("nan")
             ok = np.isfinite(se) and (gap > margin * se if margin >= 0 else gap >= margin * se)
             holds = holds and bool(ok)
-            parts.append(f"paired gap {_fmt(gap)} = {gap / se:.2g} SE (SE {_fmt(se)})" if se > 0 else f"paired gap {_fmt(gap)}, SE {_fmt(se)}")
+            parts.append(f"paired gap {_fmt(gap)} = {gap / se:.2g} SE (SE {_fmt(se)})" if se > 0
+                         else f"paired gap {_fmt(gap)}, SE {_fmt(se)}")
         need = f"> {margin:g} SE" if margin >= 0 else f"≥ {margin:g} SE (non-inferior)"
         return holds, [f"{order}, mean gap {need}: " + "; ".join(parts)]
 
@@ -461,7 +476,8 @@ class _Judge:
             counts = [sum(_ordered(x, y, order, slack) for x, y in zip(a, b)) for a, b in zip(values, values[1:])]
         else:
             counts = [sum(_clears(g, float(min_gap)) for g in gaps) for gaps in self._paired_gaps(order)]
-        return all(n >= needed for n in counts), f"holds in {', '.join(map(str, counts))} of {values.shape[1]} seeds (needs ≥ {needed})"
+        return all(n >= needed for n in counts), (f"holds in {', '.join(map(str, counts))} of {values.shape[1]} seeds "
+                                                  f"(needs ≥ {needed})")
 
     def _rate(self) -> Verdict:
         c = self.claim
@@ -471,7 +487,8 @@ class _Judge:
             x, y = np.array(self.group_means(c.x_metric)), np.array(self.group_means(c.metric))
             missing = [g.label() for g, a, b in zip(c.groups, x, y) if not (np.isfinite(a) and np.isfinite(b))]
             if missing:  # a run that stopped short (budget, divergence) reports no count: the slope would skip it
-                return self._make("not reproduced", [], "n/a", f"no {c.metric} / {c.x_metric} for {', '.join(missing)}: "
+                return self._make("not reproduced", [], "n/a", f"no {c.metric} / {c.x_metric} "
+                                                               f"for {', '.join(missing)}: "
                                                                "a slope across settings needs every one")
         ok_points = (x > 0) & (y > 0)
         if ok_points.sum() < 2:
@@ -479,7 +496,8 @@ class _Judge:
         slope = float(np.polyfit(np.log(x[ok_points]), np.log(y[ok_points]), 1)[0])
         target, tol = float(c.expect["slope"]), float(c.expect.get("tolerance", 0.1))
         ok = abs(slope - target) <= tol
-        what = f"log-log slope of {c.curve} over steps {c.x_range}" if c.curve else f"log {c.metric} vs log {c.x_metric}"
+        what = (f"log-log slope of {c.curve} over steps {c.x_range}" if c.curve
+                else f"log {c.metric} vs log {c.x_metric}")
         return self._make("reproduced" if ok else "not reproduced", [slope], f"slope {slope:.3f}",
                           f"{what}; expected {target:g} ± {tol:g}")
 
@@ -530,7 +548,8 @@ def _paper_text(c: Claim) -> str:
     if c.kind == "rate":
         return f"slope {c.expect.get('slope')}"
     if c.kind == "bound":
-        parts = [f"≥ {c.expect['min']:g}" if "min" in c.expect else "", f"≤ {c.expect['max']:g}" if "max" in c.expect else ""]
+        parts = [f"≥ {c.expect['min']:g}" if "min" in c.expect else "",
+                 f"≤ {c.expect['max']:g}" if "max" in c.expect else ""]
         return " and ".join(filter(None, parts))
     return f"{c.expect.get('order', 'increasing')} in listed order"
 
@@ -585,7 +604,8 @@ def _gated(verdict: Verdict, control: Verdict) -> Verdict:
         return replace(verdict, verdict="inconclusive",
                        detail=f"positive control {control.claim.id} failed ({why}): this world cannot show the "
                               f"effect; the claim's own criterion gave {verdict.verdict}: {verdict.detail}")
-    if control.verdict in ("not run", "insufficient seeds") and verdict.verdict not in ("not run", "insufficient seeds"):
+    if (control.verdict in ("not run", "insufficient seeds")
+            and verdict.verdict not in ("not run", "insufficient seeds")):
         return replace(verdict, detail=f"positive control {control.claim.id} not run yet; {verdict.detail}")
     return verdict
 
@@ -641,7 +661,8 @@ class PaperOverview:
     source: str = "store"                                    # "reference": the verdict lock's, nothing stored
 
 
-VERDICTS = ("reproduced", "partially", "not reproduced", "uninformative", "inconclusive", "insufficient seeds", "not run")
+VERDICTS = ("reproduced", "partially", "not reproduced", "uninformative", "inconclusive", "insufficient seeds",
+            "not run")
 
 
 def count_verdicts(verdicts: list[Verdict]) -> dict[str, int]:

@@ -72,7 +72,8 @@ def claim_keys(verdict: Verdict, registry: Registry) -> set[str]:
 def runs_cost(store: Store, keys: set[str]) -> tuple[float, float | None]:
     """(wall, CPU) seconds of the finished runs among `keys`; CPU is None when a run predates its measurement."""
     with store.engine.connect() as connection:
-        rows = connection.execute(select(Run.wall_s, Run.cpu_s).where(Run.run_key.in_(keys), Run.status == "done")).all()
+        rows = connection.execute(select(Run.wall_s, Run.cpu_s).where(Run.run_key.in_(keys),
+                                                                      Run.status == "done")).all()
     wall = sum(r.wall_s or 0.0 for r in rows)
     cpu = None if any(r.cpu_s is None for r in rows) else sum(r.cpu_s for r in rows)
     return round(wall, 1), None if cpu is None else round(cpu, 1)
@@ -117,7 +118,7 @@ def write_lock(lock: Lock, folder: Path = LOCK_DIR) -> Path:
                              "seeds": c.seeds, "wall_s": c.wall_s, "cpu_s": c.cpu_s, "detail": c.detail}
                        for cid, c in lock.claims.items()}}
     header = (f"# The verdict lock of {lock.slug}: written by `{lock.command}`; compared by a test tier\n"
-              "# (tests/leaderboard/test_verdict_lock.py: slow, or heavy over 600 CPU-s).\n"
+              "# (tests/leaderboard/test_verdict_lock.py: slow; a claim that times the machine, heavy).\n"
               "# A changed verdict is a reviewed diff, never a silent re-pin.\n")
     path.write_text(header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120))
     return path
@@ -131,12 +132,14 @@ def read_lock(slug: str, folder: Path = LOCK_DIR) -> Lock | None:
     try:
         data = yaml.safe_load(path.read_text())
         claims = {cid: LockedClaim(c["verdict"], list(c.get("ours") or []), c.get("ours_text", ""), c.get("detail", ""),
-                                   c.get("control", "none"), int(c["seeds"]), float(c.get("wall_s") or 0.0), c.get("cpu_s"))
+                                   c.get("control", "none"), int(c["seeds"]), float(c.get("wall_s") or 0.0),
+                                   c.get("cpu_s"))
                   for cid, c in (data.get("claims") or {}).items()}
         return Lock(data["paper"], str(data["commit"]), str(data["date"]), data["machine"], data["command"], claims,
                     float(data.get("wall_s") or 0.0), data.get("cpu_s"), data.get("numerics"))
     except (yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise BenchError(f"{path}: not a verdict lock ({type(exc).__name__}: {exc}); rewrite it with `{LOCK_COMMAND}`") from None
+        raise BenchError(f"{path}: not a verdict lock ({type(exc).__name__}: {exc}); "
+                         f"rewrite it with `{LOCK_COMMAND}`") from None
 
 
 def with_reference(verdicts: list[Verdict], lock: Lock | None) -> tuple[list[Verdict], str]:
@@ -150,7 +153,8 @@ def with_reference(verdicts: list[Verdict], lock: Lock | None) -> tuple[list[Ver
         return verdicts, "store"
     locked = [v for v in verdicts if v.claim.id in lock.claims]
     if locked and all(v.runs_found == 0 for v in locked):
-        shown = [replace(v, verdict=c.verdict, ours=c.ours, ours_text=c.ours_text, control=c.control, seeds_found=c.seeds,
+        shown = [replace(v, verdict=c.verdict, ours=c.ours, ours_text=c.ours_text, control=c.control,
+                         seeds_found=c.seeds,
                          detail=f"reference run ({lock.date}, {lock.commit[:10]}): {_with_fragile(c.detail, v.claim)}",
                          source="reference")
                  if (c := lock.claims.get(v.claim.id)) else v for v in verdicts]

@@ -224,7 +224,8 @@ def mean_curve(store: Store, run_keys: Iterable[str], name: str) -> tuple[np.nda
 def curve_names(store: Store, run_keys: Iterable[str]) -> list[str]:
     keys = list(run_keys)
     with store.engine.connect() as connection:
-        return sorted(connection.execute(select(CurvePoint.name).where(CurvePoint.run_key.in_(keys)).distinct()).scalars())
+        return sorted(connection.execute(select(CurvePoint.name).where(CurvePoint.run_key.in_(keys))
+                                         .distinct()).scalars())
 
 
 RUN_COLUMNS = ("run_key", "method", "task", "seed", "hardware", "status", "wall_s", "finished_at", "runner")
@@ -252,7 +253,8 @@ def run_detail(store: Store, run_key: str) -> dict[str, Any] | None:
         if run["environment_id"] is not None:
             environment = connection.execute(
                 select(Environment).where(Environment.id == run["environment_id"])).mappings().first()
-        metrics = {r.name: r.value for r in connection.execute(select(MetricValue).where(MetricValue.run_key == run_key))}
+        metrics = {r.name: r.value
+                   for r in connection.execute(select(MetricValue).where(MetricValue.run_key == run_key))}
     return {"run": dict(run), "metrics": metrics, "environment": dict(environment) if environment else None}
 
 

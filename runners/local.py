@@ -36,42 +36,19 @@ import signal
 import sys
 import threading
 import time
-from collections import Counter, deque
+from collections import deque
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Callable
 
 from bench.execute import execute
 from bench.numerics import size_pools, torch_threads
 from bench.registry import Registry
-from bench.spec import Cell, RunRecord
+from bench.spec import Cell, RunRecord, Status
 from bench.store import Store
 from bench.writes import Writer
-
-OnRecord = Callable[[RunRecord], None]
-
-
-@dataclass
-class Summary:
-    counts: Counter = field(default_factory=Counter)
-    already_done: int = 0
-    leased: int = 0  # skipped: another live driver holds the cell
-    kept: int = 0  # finished, but a `done` run was already stored and was kept (no --force)
-
-    def add(self, record: RunRecord) -> None:
-        self.counts[record.status] += 1
-
-
-def pending_cells(cells: list[Cell], store: Store, force: bool, registry: Registry) -> tuple[list[Cell], int]:
-    """Unique cells still to run (all of them with force); and how many were already done (under the task
-    version the code declares now: an older version's run is stale and runs again)."""
-    unique = list({c.run_key: c for c in cells}.values())
-    if force:
-        return unique, 0
-    done = store.done_keys((c.run_key for c in unique), registry.task_versions(unique))
-    return [c for c in unique if c.run_key not in done], len(done)
-
+from runners.base import OnRecord, Summary, pending_cells, recorder
 
 def run_cells(cells: list[Cell], store: Store, registry: Registry, workers: int = 1,
               timeout: float | None = None, force: bool = False, on_record: OnRecord | None = None,
@@ -89,13 +66,7 @@ def run_cells(cells: list[Cell], store: Store, registry: Registry, workers: int 
         return summary
     writer = Writer(store, "local", force=force, ttl_s=lease_ttl, versions=registry.task_versions(todo))
 
-    def finish(record: RunRecord) -> None:
-        if not record.task_version:  # killed or crashed before execute() reported it
-            record.task_version = registry.task(record.cell.task).version
-        writer.add(record)
-        summary.add(record)
-        if on_record:
-            on_record(record)
+    finish = recorder(writer, summary, registry, on_record)
 
     try:
         if isolate:
@@ -272,7 +243,8 @@ def _collect(reader: Connection, job: _Running) -> RunRecord:
         record = reader.recv()
     except (EOFError, OSError):
         job.process.join()
-        record = RunRecord(job.cell, "failed", error=f"worker process died ({_death(job.process.exitcode)}) before reporting",
+        record = RunRecord(job.cell, Status.FAILED,
+                           error=f"worker process died ({_death(job.process.exitcode)}) before reporting",
                            started_at=time.time() - (time.monotonic() - job.started),
                            wall_s=time.monotonic() - job.started)
     reader.close()
@@ -285,5 +257,5 @@ def _kill(reader: Connection, job: _Running, timeout: float) -> RunRecord:
     job.process.join()
     reader.close()
     elapsed = time.monotonic() - job.started
-    return RunRecord(job.cell, "timeout", error=f"killed after {elapsed:.1f} s: exceeded --timeout {timeout:g} s",
+    return RunRecord(job.cell, Status.TIMEOUT, error=f"killed after {elapsed:.1f} s: exceeded --timeout {timeout:g} s",
                      started_at=time.time() - elapsed, wall_s=elapsed)

@@ -38,10 +38,10 @@ from typing import Callable
 from bench.errors import BenchError
 from bench.execute import execute
 from bench.registry import Listing, Registry
-from bench.spec import Cell, RunRecord
+from bench.spec import Cell, RunRecord, Status
 from bench.store import Store
 from bench.writes import Writer
-from runners.local import OnRecord, Summary, pending_cells
+from runners.base import OnRecord, Summary, pending_cells, recorder
 
 TRANSIENT = ("WorkerCrashedError", "NodeDiedError", "OutOfMemoryError", "ObjectLostError", "LocalRayletDiedError")
 OnStatus = Callable[[dict], None]  # {"done", "failed", "running", "pending", ...} counts
@@ -83,11 +83,13 @@ def infeasibility(demand: dict[str, float], nodes: list[dict[str, float]]) -> st
     """Why no node of the cluster can ever run a task with this demand, or None."""
     if any(all(node.get(k, 0.0) >= v for k, v in demand.items()) for node in nodes):
         return None
-    have = "; ".join(_describe({k: v for k, v in n.items() if k in ("CPU", "GPU", "memory") or k.startswith("accelerator_type:")})
+    have = "; ".join(_describe({k: v for k, v in n.items()
+                                if k in ("CPU", "GPU", "memory") or k.startswith("accelerator_type:")})
                      for n in nodes) or "no alive node"
     missing = sorted({k for k, v in demand.items() if not any(n.get(k, 0.0) >= v for n in nodes)})
     hint = " (this cluster has no GPU)" if "GPU" in missing and not any(n.get("GPU") for n in nodes) else ""
-    return f"infeasible on this Ray cluster: the cell needs {_describe(demand)}; no node has enough {', '.join(missing)}{hint}; nodes: {have}"
+    return (f"infeasible on this Ray cluster: the cell needs {_describe(demand)}; "
+            f"no node has enough {', '.join(missing)}{hint}; nodes: {have}")
 
 
 def connect(address: str | None, runtime_env: dict | None = None, num_cpus: int | None = None) -> None:
@@ -128,7 +130,8 @@ def _start_reaper(ray_dir: str) -> None:
         return
     if _REAPER is not None and _REAPER.stdin:
         _REAPER.stdin.close()  # the previous local Ray was shut down: its reaper sweeps and exits
-    _REAPER = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(__file__), "reaper.py"), str(os.getpid()), ray_dir],
+    _REAPER = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(__file__), "reaper.py"), str(os.getpid()),
+                                ray_dir],
                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                start_new_session=True, close_fds=True)
 
@@ -143,7 +146,8 @@ def _check_reachable(address: str) -> None:
     try:
         socket.create_connection((host, int(port)), timeout=5).close()
     except OSError as exc:
-        raise BenchError(f"cannot reach a Ray cluster at {address}: {exc.strerror or exc} (is `ray start --head` running there?)") from None
+        raise BenchError(f"cannot reach a Ray cluster at {address}: {exc.strerror or exc} "
+                         "(is `ray start --head` running there?)") from None
 
 
 def _registry_payload(registry: Registry) -> tuple[str, tuple[Listing, ...], str]:
@@ -233,14 +237,10 @@ def _drive(todo: list[Cell], registry: Registry, timeout: float | None, on_recor
 
     counts = {"running": 0, "pending": len(todo)}
 
-    def finish(record: RunRecord) -> None:
-        if not record.task_version:
-            record.task_version = registry.task(record.cell.task).version
-        writer.add(record)
-        summary.add(record)
+    def count(record: RunRecord) -> None:
         counts[record.status] = counts.get(record.status, 0) + 1
-        if on_record:
-            on_record(record)
+
+    finish = recorder(writer, summary, registry, on_record, count)
 
     def status() -> None:
         if on_status:
@@ -258,7 +258,7 @@ def _drive(todo: list[Cell], registry: Registry, timeout: float | None, on_recor
         reason = infeasibility(demand, nodes)
         if reason:
             counts["pending"] -= 1
-            finish(RunRecord(cell, "infeasible", error=reason, started_at=time.time(), wall_s=0.0))
+            finish(RunRecord(cell, Status.INFEASIBLE, error=reason, started_at=time.time(), wall_s=0.0))
         else:
             queue.append((cell, 1, options, demand))
     status()
@@ -318,8 +318,9 @@ def _drive(todo: list[Cell], registry: Registry, timeout: float | None, on_recor
                     else:
                         first = (str(exc).strip().splitlines() or [""])[0]
                         kind = "transient, " if is_transient(exc) else ""
-                        finish(RunRecord(job.cell, "failed", error=(
-                            f"{type(exc).__name__} ({kind}attempt {job.attempt} of {retries + 1 if is_transient(exc) else 1}): {first}"),
+                        finish(RunRecord(job.cell, Status.FAILED, error=(
+                            f"{type(exc).__name__} ({kind}attempt {job.attempt} of "
+                            f"{retries + 1 if is_transient(exc) else 1}): {first}"),
                             started_at=job.wall_start, wall_s=elapsed))
             if timeout:
                 now = time.monotonic()
@@ -327,7 +328,8 @@ def _drive(todo: list[Cell], registry: Registry, timeout: float | None, on_recor
                     ray.cancel(ref, force=True)
                     job = release(ref)
                     elapsed = now - job.started
-                    finish(RunRecord(job.cell, "timeout", error=f"cancelled after {elapsed:.1f} s: exceeded --timeout {timeout:g} s",
+                    finish(RunRecord(job.cell, Status.TIMEOUT,
+                                     error=f"cancelled after {elapsed:.1f} s: exceeded --timeout {timeout:g} s",
                                      started_at=job.wall_start, wall_s=elapsed))
             submit()
             status()

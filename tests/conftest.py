@@ -1,17 +1,15 @@
 """Shared fixtures: a toy registry (tests/fixtures/bench_toy) and fresh SQLite stores."""
 
 import os
-import signal
 import sys
-from pathlib import Path
 
 import pytest
 
 from bench.registry import Listing, Registry
 from bench.store import Store
 from bench.numerics import THREAD_VARIABLES
+from tests.helpers import FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures"
 TOY_METHODS = ("toy_noisy", "toy_raise", "toy_sleep", "toy_crash", "toy_gpu", "toy_threads")
 
 
@@ -29,11 +27,16 @@ def pytest_configure(config):
             os.environ.setdefault(name, "1")
 
 
-def default_sigint() -> None:
-    """preexec_fn of a driver a test interrupts with SIGINT: the default disposition, so its Python raises
-    KeyboardInterrupt even when the test run itself was started in the background (shells start background jobs
-    with SIGINT ignored, and an ignored disposition is inherited through exec)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+def pytest_collection_modifyitems(items):
+    """Items marked `cost(seconds)` first, dearest first; the rest after them in their own order.
+
+    pytest-xdist hands the first items out round-robin and the rest as workers free up, so this is the
+    longest-first schedule: the slow tier's 800-second reproduction starts at once instead of running alone at the
+    end while the other worker idles. The order is the same in every worker, as xdist requires."""
+    def cost(item) -> float:
+        mark = item.get_closest_marker("cost")
+        return mark.args[0] if mark is not None else -1.0
+    items[:] = sorted(items, key=lambda item: -cost(item))            # stable: uncosted items keep their order
 
 
 @pytest.fixture(scope="session")

@@ -28,7 +28,8 @@ class Unavailable(Exception):
 
 
 def _as_postgres(sql: str) -> subprocess.CompletedProcess:
-    runner = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 and shutil.which("runuser") else ["sudo", "-n", "-u", "postgres"]
+    runner = (["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 and shutil.which("runuser")
+              else ["sudo", "-n", "-u", "postgres"])
     return subprocess.run([*runner, "psql", "-v", "ON_ERROR_STOP=1", "-qAt", "-p", str(PORT), "-c", sql],
                           capture_output=True, text=True, timeout=60)
 
@@ -44,7 +45,8 @@ def _start_cluster() -> None:
         version, name = clusters[0]
         started = subprocess.run(["pg_ctlcluster", version, name, "start"], capture_output=True, text=True, timeout=120)
         if started.returncode != 0:
-            raise Unavailable(f"pg_ctlcluster {version} {name} start failed: {started.stderr.strip() or started.stdout.strip()}")
+            raise Unavailable(f"pg_ctlcluster {version} {name} start failed: "
+                              f"{started.stderr.strip() or started.stdout.strip()}")
     role = (f"DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{ROLE}') THEN "
             f"CREATE ROLE {ROLE} LOGIN CREATEDB PASSWORD '{PASSWORD}'; END IF; END $$;")
     done = _as_postgres(role)
@@ -146,7 +148,8 @@ class PrivatePostgres:
         self.start()
 
     def _run(self, tool: str, *args: str) -> None:
-        done = subprocess.run([*self.prefix, os.path.join(self.bin, tool), *args], capture_output=True, text=True, timeout=120)
+        done = subprocess.run([*self.prefix, os.path.join(self.bin, tool), *args], capture_output=True, text=True,
+                              timeout=120)
         if done.returncode != 0:
             raise Unavailable(f"{tool} failed: {(done.stderr or done.stdout).strip()[:300]}")
 

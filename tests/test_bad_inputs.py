@@ -1,6 +1,6 @@
 """Every bad input to every command: exit code 2, one line on stderr, and no store touched.
 
-The commands run in-process through `bench.cli.main` (the entry point `bench` runs, with its
+The commands run in-process through `app.cli.main` (the entry point `bench` runs, with its
 one-line error handling), so 150 cases take seconds; `test_in_process_matches_a_subprocess`
 checks on a few cases that a real `python -m bench` process answers byte for byte the same.
 Around every case the test hashes each prepared store (the file and its -wal) and checks that
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from bench import cli
-from runners.grid import MAX_SEED, MAX_SEEDS
+from app import cli
+from bench.cells import MAX_SEED, MAX_SEEDS
 
 PW_URL = "postgresql+psycopg://u:hunter2@127.0.0.1"
 
@@ -126,10 +126,13 @@ def _cases():
         ("run-hardware-tpu", RUN + ["--hardware", "tpu"], "not tpu"),
         ("run-hardware-cuda-nogpu", ["run", "-m", "no_erasure", "-t", "concept_erasure", "--hardware", "cuda"],
          "no CUDA GPU is visible"),
-        ("run-hardware-colon", ["run", "-m", "no_erasure", "-t", "concept_erasure", "--hardware", "cuda:"], "hardware 'cuda:'"),
+        ("run-hardware-colon", ["run", "-m", "no_erasure", "-t", "concept_erasure", "--hardware", "cuda:"],
+         "hardware 'cuda:'"),
         ("run-unknown-method", ["run", "-m", "sgdd", "-t", "performative"], "unknown method 'sgdd'"),
         ("run-unknown-task", ["run", "-m", "sgd", "-t", "perf"], "unknown task 'perf'"),
         ("run-incompatible", ["run", "-m", "sgd", "-t", "concept_erasure"], "incompatible pair"),
+        ("run-wrong-problem-type", ["run", "-m", "sft", "-t", "preference_bandit"],
+         "incompatible pair: sft takes PreferenceProblem problems, preference_bandit builds BanditPreferenceProblem"),
         ("run-unknown-key", RUN + ["--set", "cc=1"], "unknown config key 'cc'"),
         ("run-task-unknown-key", RUN + ["--set", "task.dim=20"], "unknown config key 'dim'"),
         ("run-wrong-type", RUN + ["--set", "T=fast"], "expected int"),
@@ -154,7 +157,8 @@ def _cases():
         ("grid-address-without-ray", GRID + ["--address", "auto"], "--address is for --runner ray"),
         ("grid-hardware-cuda-nogpu", ["grid", "-m", "no_erasure", "-t", "concept_erasure", "--hardware", "cuda"],
          "no CUDA GPU is visible"),
-        ("grid-hardware-cuda-class-nogpu", ["grid", "-m", "no_erasure", "-t", "concept_erasure", "--hardware", "cuda:a100"],
+        ("grid-hardware-cuda-class-nogpu", ["grid", "-m", "no_erasure", "-t", "concept_erasure", "--hardware",
+                                            "cuda:a100"],
          "no CUDA GPU is visible"),
         ("grid-hardware-tpu", GRID + ["--hardware", "tpu"], "hardware 'tpu'"),
         ("grid-hardware-colon", GRID + ["--hardware", "cuda:"], "hardware 'cuda:'"),
@@ -165,7 +169,8 @@ def _cases():
         ("grid-file-missing", ["grid", "-f", "{tmp}/no-such-grid.yaml"], "cannot read grid file"),
         ("grid-file-dir", ["grid", "-f", "{dir}"], "cannot read grid file"),
         ("grid-file-seeds-override", ["grid", "-f", "{grid}/incompatible.yaml", "--seeds", "-1"], "bad seeds"),
-        ("grid-file-hardware-override", ["grid", "-f", "{grid}/hw_cuda_nogpu.yaml", "--hardware", "gpu"], "hardware 'gpu'"),
+        ("grid-file-hardware-override", ["grid", "-f", "{grid}/hw_cuda_nogpu.yaml", "--hardware", "gpu"],
+         "hardware 'gpu'"),
         *[(f"grid-file-{name[:-5]}", ["grid", "-f", f"{{grid}}/{name}"], None) for name in GRID_FILES],
         *[(f"grid-db-{k}", GRID + ["--db", v], None) for k, v in WRITE_DBS.items()],
         # status, show, export, claims: read-only commands
@@ -188,13 +193,15 @@ def _cases():
         # reproduce
         ("reproduce-seeds-neg", ["reproduce", "clipped-sgd-performative", "--seeds", "-3"], "--seeds -3"),
         ("reproduce-seeds-zero", ["reproduce", "clipped-sgd-performative", "--seeds", "0"], "--seeds 0"),
-        ("reproduce-seeds-over-cap", ["reproduce", "clipped-sgd-performative", "--seeds", str(MAX_SEEDS + 1)], "--seeds"),
+        ("reproduce-seeds-over-cap", ["reproduce", "clipped-sgd-performative", "--seeds", str(MAX_SEEDS + 1)],
+         "--seeds"),
         ("reproduce-seeds-word", ["reproduce", "clipped-sgd-performative", "--seeds", "x"], "'x' is not a valid int"),
         ("reproduce-timeout-inf", ["reproduce", "clipped-sgd-performative", "--timeout", "inf"], "--timeout inf"),
         ("reproduce-timeout-zero", ["reproduce", "clipped-sgd-performative", "--timeout", "0"], "--timeout 0"),
         ("reproduce-workers-zero", ["reproduce", "clipped-sgd-performative", "--workers", "0"], "--workers 0"),
         ("reproduce-runner", ["reproduce", "clipped-sgd-performative", "--runner", "k8s"], "unknown runner 'k8s'"),
-        ("reproduce-address-without-ray", ["reproduce", "clipped-sgd-performative", "--address", "auto"], "--address is for"),
+        ("reproduce-address-without-ray", ["reproduce", "clipped-sgd-performative", "--address", "auto"],
+         "--address is for"),
         ("reproduce-unknown-paper", ["reproduce", "clipped-sgd"], "unknown paper 'clipped-sgd'"),
         ("reproduce-missing-paper", ["reproduce"], "give one paper slug or --all"),
         ("reproduce-paper-and-all", ["reproduce", "clipped-sgd-performative", "--all"], "give one paper slug or --all"),
@@ -210,21 +217,24 @@ def _cases():
         *[(f"leaderboard-db-{k}", ["leaderboard", "--db", v], None) for k, v in READ_DBS.items()],
         # submit and jobs (no cluster: refused before, or unreachable)
         ("submit-nothing", ["submit", "--db", "postgresql+psycopg://u@db/bench", "--"], "nothing to submit"),
-        ("submit-relative-sqlite", ["submit", "--db", "sqlite:///bench.db", "--", "list", "methods"], "needs a shared database"),
+        ("submit-relative-sqlite", ["submit", "--db", "sqlite:///bench.db", "--", "list", "methods"],
+         "needs a shared database"),
         ("submit-default-db", ["submit", "--address", "http://127.0.0.1:1", "--", "list", "methods"],
          "cannot reach the Ray job API"),
         ("submit-db-empty", ["submit", "--db", "", "--", "list", "methods"], "--db is empty"),
         ("submit-db-bad-port", ["submit", "--db", PW_URL + ":abc/db", "--", "list", "methods"], "bad database URL"),
         ("submit-db-unparsable", ["submit", "--db", "::x::", "--", "list", "methods"], "bad database URL"),
-        ("submit-password-in-args", ["submit", "--db", "postgresql+psycopg://u@db/bench", "--", "grid", "--db", PW_URL + "/b"],
+        ("submit-password-in-args", ["submit", "--db", "postgresql+psycopg://u@db/bench", "--", "grid", "--db",
+                                     PW_URL + "/b"],
          "a password in the job's arguments"),
-        ("submit-address-scheme", ["submit", "--address", "ftp://head", "--db", "postgresql+psycopg://u@db/b", "--", "list",
-                                   "methods"], "use the head's dashboard URL"),
-        ("submit-unreachable", ["submit", "--address", "http://127.0.0.1:1", "--db", "postgresql+psycopg://u@db/b", "--",
-                                "list", "methods"], "cannot reach the Ray job API"),
+        ("submit-address-scheme", ["submit", "--address", "ftp://head", "--db", "postgresql+psycopg://u@db/b", "--",
+                                   "list", "methods"], "use the head's dashboard URL"),
+        ("submit-unreachable", ["submit", "--address", "http://127.0.0.1:1", "--db", "postgresql+psycopg://u@db/b",
+                                "--", "list", "methods"], "cannot reach the Ray job API"),
         ("jobs-address-scheme", ["jobs", "--address", "head:8265"], "use the head's dashboard URL"),
         ("jobs-unreachable", ["jobs", "--address", "http://127.0.0.1:1"], "cannot reach the Ray job API"),
-        ("jobs-one-unreachable", ["jobs", "raysubmit_x", "--address", "http://127.0.0.1:1"], "cannot reach the Ray job API"),
+        ("jobs-one-unreachable", ["jobs", "raysubmit_x", "--address", "http://127.0.0.1:1"],
+         "cannot reach the Ray job API"),
         # db upgrade
         *[(f"db-upgrade-{k}", ["db", "upgrade", "--db", v], None) for k, v in BAD_DBS.items()],
         ("db-unknown", ["db", "downgrade-everything"], "No such command"),
@@ -263,14 +273,15 @@ def files(tmp_path_factory):
     """The good store (one done run) and every bad file the cases point at."""
     from bench.registry import Registry
     from bench.store import Store
-    from runners.grid import Entry, expand
+    from bench.cells import Entry, expand
     from runners.local import run_cells
 
     root = tmp_path_factory.mktemp("bad")
     store_path = root / "store.db"
     registry = Registry.discover()
     store = Store.open(f"sqlite:///{store_path}")
-    run_cells(expand(registry, [Entry("sgd", {"T": 2000})], [Entry("performative")], [0], ["cpu"]).cells, store, registry)
+    run_cells(expand(registry, [Entry("sgd", {"T": 2000})], [Entry("performative")], [0], ["cpu"]).cells, store,
+              registry)
     store.engine.dispose()
     paths = {"store": store_path, "tmp": root, "dir": root / "a-folder", "grid": root / "grids"}
     paths["dir"].mkdir()
@@ -396,8 +407,8 @@ def test_messages_name_the_problem(files, bench_env, capsys, tmp_path):
 
 def test_in_process_matches_a_subprocess(files, bench_env, capsys, tmp_path):
     """The in-process calls answer as the installed `bench` does: same exit code, same single line."""
-    picked = [case for case in CASES if case[0] in ("run-c-inf", "grid-file-hw_null", "export-directory", "status-db-corrupt",
-                                                    "leaderboard-port-huge", "unknown-command")]
+    picked = [case for case in CASES if case[0] in ("run-c-inf", "grid-file-hw_null", "export-directory",
+                                                    "status-db-corrupt", "leaderboard-port-huge", "unknown-command")]
     env = {**os.environ, "BENCH_DB_URL": f"sqlite:///{files['store']}", "COLUMNS": "200"}
     for _, args, _ in picked:
         argv = _fill(args, files)

@@ -7,18 +7,15 @@ import sys
 
 import pytest
 
-from tests.conftest import default_sigint
+from tests.helpers import BENCH, default_sigint, run_bench
 
-BENCH = [sys.executable, "-m", "bench"]
+pytestmark = pytest.mark.integration  # the `bench` command as a subprocess
+
 FAST = ["--set", "T=2000"]
 
 
 def bench(*args, db=None, cwd=None, check=None):
-    env = {**os.environ, "COLUMNS": "200"}
-    env.pop("BENCH_DB_URL", None)
-    if db is not None:
-        env["BENCH_DB_URL"] = f"sqlite:///{db}"
-    proc = subprocess.run([*BENCH, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+    proc = run_bench(*args, db=db, cwd=cwd)
     if check is not None:
         assert proc.returncode == check, proc.stdout + proc.stderr
     return proc
@@ -45,7 +42,8 @@ def test_main_job_defaults_to_bench_db_and_stores_once(tmp_path):
     gap = float(first.stdout.split("final_gap = ")[1].split()[0])
     assert 0 <= gap < 1e-2  # DiceSGD reaches θ_PS (no clipping bias)
     second = bench("run", "--method", "dicesgd", "--task", "performative", cwd=tmp_path, check=0)
-    assert "1 already done" in second.stderr and f"final_gap = {first.stdout.split('final_gap = ')[1].split()[0]}" in second.stdout
+    assert ("1 already done" in second.stderr
+            and f"final_gap = {first.stdout.split('final_gap = ')[1].split()[0]}" in second.stdout)
     assert rows(db) == [(1,)]
     assert rows(db, "SELECT COUNT(*) FROM environments") == [(1,)]
 
@@ -61,9 +59,11 @@ def test_overrides_reach_the_stored_config(tmp_path):
 @pytest.mark.parametrize("args,message", [
     (["run", "-m", "dicesgdd", "-t", "performative"], "unknown method 'dicesgdd'; did you mean dicesgd"),
     (["run", "-m", "dicesgd", "-t", "perf"], "unknown task 'perf'"),
-    (["run", "-m", "dicesgd", "-t", "performative", "--set", "cc=1"], "unknown config key 'cc' for dicesgd; valid keys: T: int"),
+    (["run", "-m", "dicesgd", "-t", "performative", "--set", "cc=1"],
+     "unknown config key 'cc' for dicesgd; valid keys: T: int"),
     (["run", "-m", "dicesgd", "-t", "performative", "--set", "T=fast"], "dicesgd.T='fast': expected int"),
-    (["run", "-m", "dicesgd", "-t", "performative", "--set", "task.dim=20"], "unknown config key 'dim' for performative"),
+    (["run", "-m", "dicesgd", "-t", "performative", "--set", "task.dim=20"],
+     "unknown config key 'dim' for performative"),
     (["run", "-m", "dicesgd", "-t", "performative", "--hardware", "cuda"], "runs on cpu, not cuda"),
     (["run", "-m", "dicesgd", "-t", "performative", "--hardware", "tpu"], "runs on cpu, not tpu"),
     (["claims", "--paper", "clipped-sgd"], "unknown paper 'clipped-sgd'"),
@@ -99,7 +99,8 @@ def test_grid_stores_failures_and_timeouts_and_finishes_the_rest(tmp_path):
     """One cell raises (a task config the task rejects at build), one exceeds --timeout."""
     grid = tmp_path / "grid.yaml"
     grid.write_text(
-        "methods: [{name: sgd, config: {T: 2000}}, {name: pcsgd, config: {T: 2000}}, {name: dicesgd, config: {T: 50000000}}]\n"
+        "methods: [{name: sgd, config: {T: 2000}}, {name: pcsgd, config: {T: 2000}}, "
+        "{name: dicesgd, config: {T: 50000000}}]\n"
         "tasks: [{name: performative, config: {m: 200}}, {name: performative, config: {beta: 0.2}}]\n"
         "seeds: 0\n"
     )
@@ -107,7 +108,8 @@ def test_grid_stores_failures_and_timeouts_and_finishes_the_rest(tmp_path):
     proc = bench("grid", "--file", str(grid), "--timeout", "3", "--workers", "2", db=db)
     assert proc.returncode == 1, proc.stderr  # like `run`: failures are stored, and the exit code tells a script
     assert "cells: 2 done, 3 failed, 1 timeout" in proc.stderr
-    statuses = dict(((m, t), s) for m, t, s in rows(db, "SELECT method, json_extract(task_config, '$.beta'), status FROM runs"))
+    statuses = dict(((m, t), s)
+                    for m, t, s in rows(db, "SELECT method, json_extract(task_config, '$.beta'), status FROM runs"))
     assert statuses[("dicesgd", 0.01)] == "timeout"  # 5e7 steps cannot finish in 3 s
     assert statuses[("sgd", 0.2)] == statuses[("pcsgd", 0.2)] == "failed"  # aβ = 2 > 1: no PS point
     assert statuses[("sgd", 0.01)] == statuses[("pcsgd", 0.01)] == "done"
@@ -124,7 +126,8 @@ def test_show_status_export(tmp_path):
     assert show.index("dicesgd") < show.index("pcsgd")  # ranked by final_gap, lower is better
     assert "95% CI" in show
     assert "done" in bench("status", db=db, check=0).stdout
-    for fmt, marker in (("csv", "task,task_label"), ("json", '"mean"'), ("md", "| task |"), ("latex", r"\begin{tabular}")):
+    for fmt, marker in (("csv", "task,task_label"), ("json", '"mean"'), ("md", "| task |"),
+                        ("latex", r"\begin{tabular}")):
         assert marker in bench("export", "--format", fmt, db=db, check=0).stdout
     out = tmp_path / "board.md"
     bench("export", "--format", "md", "-o", str(out), db=db, check=0)
@@ -179,13 +182,15 @@ def test_model_loading_bars_are_off_in_bench_unless_asked_for(setting, shown):
     env = {k: v for k, v in os.environ.items() if k != "HF_HUB_DISABLE_PROGRESS_BARS"}
     if setting is not None:
         env["HF_HUB_DISABLE_PROGRESS_BARS"] = setting
-    code = "import bench.cli; from transformers.utils import logging; print(logging.is_progress_bar_enabled())"
+    code = "import app.cli; from transformers.utils import logging; print(logging.is_progress_bar_enabled())"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip() == shown, proc.stderr[-500:]
 
 
-@pytest.mark.parametrize("args", [["run", "-m", "sft", "-t", "preference_world", "--set", "task.model=Qwen/Qwen2.5-0.5B"],
-                                  ["grid", "-m", "sft", "-t", "preference_world", "--set", "task.model=Qwen/Qwen2.5-0.5B"]])
+@pytest.mark.parametrize("args", [["run", "-m", "sft", "-t", "preference_world", "--set",
+                                   "task.model=Qwen/Qwen2.5-0.5B"],
+                                  ["grid", "-m", "sft", "-t", "preference_world", "--set",
+                                   "task.model=Qwen/Qwen2.5-0.5B"]])
 def test_a_hub_model_on_cpu_hardware_is_refused_unless_allowed(tmp_path, args):
     proc = bench(*args, db=tmp_path / "b.db")
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
@@ -217,7 +222,8 @@ def _alpacaeval_annotations(tmp_path):
     frames, records = [], []
     for name, quality in (("gpt4_1106_preview", None), ("short", -1.0), ("long", 0.5), ("even", 0.0)):
         chars = ref.copy() if quality is None else np.maximum(1, ref + rng.integers(-150, 150, 30))
-        pref = np.full(30, 0.5) if quality is None else np.clip(1 / (1 + np.exp(-quality - (chars - ref) / 100)), 0, 1).round(6)
+        pref = (np.full(30, 0.5) if quality is None
+                else np.clip(1 / (1 + np.exp(-quality - (chars - ref) / 100)), 0, 1).round(6))
         frames.append(pd.DataFrame({"model": name, "index": range(30), "preference": pref, "model_output_chars": chars,
                                     "reference_output_chars": ref}))
         records += [{"instruction": f"q{i}", "output_1": "r" * int(ref[i]), "generator_1": "gpt4_1106_preview",
@@ -235,9 +241,11 @@ def test_alpacaeval_scores_both_annotation_schemas_alike(tmp_path):
     import pandas as pd
 
     frame = _alpacaeval_annotations(tmp_path)
-    from_csv = pd.read_csv(io.StringIO(bench("alpacaeval", str(tmp_path / "preferences.csv.gz"), "--csv", check=0).stdout),
+    from_csv = pd.read_csv(io.StringIO(bench("alpacaeval", str(tmp_path / "preferences.csv.gz"), "--csv",
+                                             check=0).stdout),
                            index_col="model")
-    from_json = pd.read_csv(io.StringIO(bench("alpacaeval", str(tmp_path / "annotations.json"), "--csv", check=0).stdout),
+    from_json = pd.read_csv(io.StringIO(bench("alpacaeval", str(tmp_path / "annotations.json"), "--csv",
+                                              check=0).stdout),
                             index_col="model")
     raw = frame.groupby("model")["preference"].mean() * 100
     assert (from_csv["win_rate"] - raw[from_csv.index]).abs().max() < 1e-3      # printed with 4 decimals
@@ -266,7 +274,7 @@ def test_the_cli_isolates_every_cell_in_the_default_mode(tmp_path, monkeypatch):
     """One worker and no timeout still fork each cell from the CLI (a dying cell cannot take the grid down);
     the library's default keeps the in-process path for callers that ran torch themselves (runners/local.py)."""
     import runners.local
-    from bench import cli
+    from app import cli
 
     seen = []
     real = runners.local.run_cells

@@ -17,6 +17,8 @@ from bench.errors import BenchError
 from bench.store import Store
 from tests.pg import pg_server_url, pg_url  # noqa: F401 - fixtures
 
+pytestmark = pytest.mark.integration  # Ray job submission and PostgreSQL
+
 pytest.importorskip("ray")
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -58,14 +60,16 @@ def ray_head():
 
     while True:
         if head.poll() is not None:
-            pytest.fail(f"ray start --head exited with {head.returncode}: {(Path(temp) / 'head.log').read_text()[-2000:]}")
+            pytest.fail(f"ray start --head exited with {head.returncode}: "
+                        f"{(Path(temp) / 'head.log').read_text()[-2000:]}")
         try:
             JobSubmissionClient(address).list_jobs()
             break
         except Exception as exc:  # noqa: BLE001 - not up yet
             if time.monotonic() > deadline:
                 head.kill()
-                pytest.fail(f"the Ray head's job API did not come up in 180 s ({exc}): {(Path(temp) / 'head.log').read_text()[-1000:]}")
+                pytest.fail(f"the Ray head's job API did not come up in 180 s ({exc}): "
+                            f"{(Path(temp) / 'head.log').read_text()[-1000:]}")
             time.sleep(1)
     yield address
     head.send_signal(signal.SIGTERM)  # --block: ray start stops the processes it started
@@ -107,20 +111,23 @@ def test_submitted_grid_runs_on_the_cluster_and_lands_in_postgres(ray_head, pg_u
     password = make_url(pg_url).password
     assert f":{password}@" not in shown and password not in info.entrypoint
     env_vars = info.runtime_env["env_vars"]
-    assert make_url(env_vars["BENCH_DB_URL"]).password is None and env_vars["BENCH_DB_PASSWORD_FILE"].startswith("bench_db_password_")
+    assert (make_url(env_vars["BENCH_DB_URL"]).password is None
+            and env_vars["BENCH_DB_PASSWORD_FILE"].startswith("bench_db_password_"))
     assert not list(ROOT.glob("bench_db_password_*"))  # removed from the checkout once uploaded
     assert sorted((r.method, r.seed) for r in runs) == [(m, s) for m in ("pcsgd", "sgd") for s in range(3)]
 
 
 def test_submission_errors_are_one_line(ray_head):
-    relative = _bench("submit", "--address", ray_head, "--db", "sqlite:///bench.db", "--", "grid", "-m", "sgd", "-t", "performative")
+    relative = _bench("submit", "--address", ray_head, "--db", "sqlite:///bench.db", "--", "grid", "-m", "sgd", "-t",
+                      "performative")
     assert relative.returncode == 2 and "needs a shared database" in relative.stderr
-    nowhere = _bench("submit", "--address", "http://127.0.0.1:1", "--db", "postgresql+psycopg://u@127.0.0.1/b", "--", "list", "methods")
+    nowhere = _bench("submit", "--address", "http://127.0.0.1:1", "--db", "postgresql+psycopg://u@127.0.0.1/b", "--",
+                     "list", "methods")
     assert nowhere.returncode == 2 and nowhere.stderr.startswith("error: cannot reach the Ray job API at http://127.0.0.1:1")
     assert len(nowhere.stderr.splitlines()) == 1
     unknown = _bench("jobs", "--address", ray_head, "raysubmit_nosuchjob")
     assert unknown.returncode == 2 and "no job 'raysubmit_nosuchjob'" in unknown.stderr
-    from bench.cluster import job_entrypoint
+    from app.cluster import job_entrypoint
 
     assert job_entrypoint(["grid", "-m", "a b"]) == "python -m bench grid -m 'a b' --runner ray"
     assert job_entrypoint(["grid", "--runner", "local"]) == "python -m bench grid --runner local"

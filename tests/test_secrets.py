@@ -28,6 +28,8 @@ from sqlalchemy.engine import make_url
 from bench.store import PASSWORD_FILE_ENV, mask_url, resolve_url
 from tests.pg import _as_postgres, create_database, pg_server_url, unavailable, Unavailable  # noqa: F401 - fixture
 
+pytestmark = pytest.mark.integration  # PostgreSQL roles, Ray and subprocesses
+
 ROOT = Path(__file__).resolve().parent.parent
 FAST = ["--set", "T=2000"]
 
@@ -192,7 +194,7 @@ class _RecordingJobs:
 
 
 def test_submitted_job_carries_the_password_in_a_private_file(secret_url, monkeypatch, capsys, tmp_path):
-    from bench import cli, cluster
+    from app import cli, cluster
 
     url, password = secret_url
     jobs = _RecordingJobs()
@@ -218,8 +220,10 @@ def test_submitted_job_carries_the_password_in_a_private_file(secret_url, monkey
     assert resolve_url(None) == url
     # a malformed URL is echoed masked, and a password among the job's own arguments is refused
     for argv, message in (
-        (["submit", "--db", url.replace(f":{make_url(url).port}/", ":abc/"), "--", "list", "methods"], "bad database URL"),
-        (["submit", "--db", "postgresql+psycopg://u@h/b", "--", "status", "--db", url], "a password in the job's arguments"),
+        (["submit", "--db", url.replace(f":{make_url(url).port}/", ":abc/"), "--", "list", "methods"],
+         "bad database URL"),
+        (["submit", "--db", "postgresql+psycopg://u@h/b", "--", "status", "--db", url],
+         "a password in the job's arguments"),
     ):
         monkeypatch.setattr(sys, "argv", ["bench", *argv])
         with pytest.raises(SystemExit) as ended:
@@ -232,7 +236,7 @@ def test_a_database_failing_mid_command_is_one_masked_line(monkeypatch, capsys, 
     """A server gone between opening and reading: no traceback, and no password in the line."""
     from sqlalchemy.exc import OperationalError
 
-    from bench import cli
+    from app import cli
     from bench.store import Store
     from leaderboard import queries
 

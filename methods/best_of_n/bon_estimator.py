@@ -41,7 +41,7 @@ class Config:
             raise ValueError(f"samples must be >= 0 (0 = exact expectation), got {self.samples}")
 
 
-@method(family="best_of_n", config=Config)
+@method(family="best_of_n", config=Config, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     if config.samples == 0:
         return Result(kl=expected_estimator(problem))

@@ -53,7 +53,7 @@ def _best_of_n(draw, n: int, trials: int) -> np.ndarray:
     return np.concatenate(best)
 
 
-@method(family="best_of_n", config=Config)
+@method(family="best_of_n", config=Config, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     n, M, rng = problem.n, config.samples, ctx.rng
     if problem.continuous:

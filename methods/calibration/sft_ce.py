@@ -31,7 +31,7 @@ class Config:
         validate(0.0, self.lr, self.epochs, self.batch_size, self.warmup_ratio, 1.0)
 
 
-@method(family="calibration", config=Config)
+@method(family="calibration", config=Config, smoke=SMOKE)
 def solve(problem: CalibrationProblem, config: Config, ctx: RunContext) -> CalibrationResult:
     return fine_tune(problem, SFTSettings(0.0, config.lr, config.epochs, config.batch_size, config.warmup_ratio, 1.0),
                      ctx)

@@ -40,7 +40,7 @@ class Config:
         validate(self.beta, self.lr, self.epochs, self.batch_size, self.warmup_ratio, self.temperature)
 
 
-@method(family="calibration", config=Config)
+@method(family="calibration", config=Config, smoke=SMOKE)
 def solve(problem: CalibrationProblem, config: Config, ctx: RunContext) -> CalibrationResult:
     return fine_tune(problem, SFTSettings(config.beta, config.lr, config.epochs, config.batch_size,
                                           config.warmup_ratio, config.temperature), ctx)

@@ -54,8 +54,8 @@ class GeneConfig:
             raise ValueError(f"need hidden, epochs, batch >= 1, lr > 0 and bins >= 2; got hidden={self.hidden}, "
                              f"epochs={self.epochs}, lr={self.lr}, bins={self.bins}, batch={self.batch}")
         if not 0 < self.significance < 1 or self.alpha < 0 or self.penalty_offset not in (0, 1) or self.max_sweeps < 0:
-            raise ValueError(f"need 0 < significance < 1, alpha >= 0, penalty_offset in (0, 1) and max_sweeps >= 0; got "
-                             f"{self.significance}, {self.alpha}, {self.penalty_offset}, {self.max_sweeps}")
+            raise ValueError("need 0 < significance < 1, alpha >= 0, penalty_offset in (0, 1) and max_sweeps >= 0; "
+                             f"got {self.significance}, {self.alpha}, {self.penalty_offset}, {self.max_sweeps}")
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ class MLPFits:
                 self.cache[(node, inputs)] = Fit(float(r2[b]), int(np.sum(p < self.config.significance)))
 
     def _train_batch(self, keys: Sequence[Key]) -> tuple[np.ndarray, np.ndarray]:
-        d, h, n = self.x.shape[1], self.config.hidden, self.x.shape[0]
+        d, h = self.x.shape[1], self.config.hidden
         w1, b1 = torch.zeros(len(keys), d, h), torch.zeros(len(keys), 1, h)
         w2, b2 = torch.zeros(len(keys), h), torch.zeros(len(keys), 1)
         mask = torch.zeros(len(keys), d, 1)

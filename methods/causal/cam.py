@@ -27,8 +27,7 @@ from scipy.stats import f as f_dist
 from bench.context import RunContext
 from bench.registry import method
 from methods.causal import _common
-from tasks.causal import Problem, Result, ancestors_matrix
-from tasks.causal._sem import topological_order
+from tasks.causal import Problem, Result, ancestors_matrix, topological_order
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,6 @@ class Config(_gene_common.PruningConfig):
     pass
 
 
-@method(family="causal", config=Config)
+@method(family="causal", config=Config, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     return _gene_common.solve_pruned(problem, config, ctx)

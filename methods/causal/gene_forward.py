@@ -34,7 +34,7 @@ class Config(_gene_common.GeneConfig):
             raise ValueError(f"threshold must be >= 0, got {self.threshold}")
 
 
-@method(family="causal", config=Config)
+@method(family="causal", config=Config, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     select = partial(_gene_common.forward_selection, threshold=config.threshold)
     return _gene_common.run_gene(problem, config, ctx, select)

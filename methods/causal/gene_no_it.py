@@ -25,6 +25,6 @@ class Config(_gene_common.PruningConfig):
     alpha: float = 0.0             # α = 0: no independence term (the ablation)
 
 
-@method(family="causal", config=Config)
+@method(family="causal", config=Config, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     return _gene_common.solve_pruned(problem, config, ctx)

@@ -46,7 +46,8 @@ class Config:
 
     def __post_init__(self) -> None:
         if self.hidden < 1 or self.max_iter < 1 or self.max_inner < 1:
-            raise ValueError(f"hidden, max_iter and max_inner must be >= 1; got {self.hidden}, {self.max_iter}, {self.max_inner}")
+            raise ValueError("hidden, max_iter and max_inner must be >= 1; "
+                             f"got {self.hidden}, {self.max_iter}, {self.max_inner}")
         if min(self.lambda1, self.lambda2, self.w_threshold) < 0 or self.h_tol <= 0:
             raise ValueError("lambda1, lambda2 and w_threshold must be >= 0 and h_tol > 0")
 
@@ -112,7 +113,7 @@ def _h_value(model: _Model, flat: np.ndarray) -> tuple[float, np.ndarray]:
         return float(torch.trace(torch.linalg.matrix_exp(a2)) - model.d), np.sqrt(a2.numpy())
 
 
-@method(family="causal", config=Config)
+@method(family="causal", config=Config, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     t0 = time.perf_counter()
     model = _Model(problem.d, config.hidden, ctx.torch_generator)

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tasks.cmdp import Problem
-from tasks.cmdp._model import occupancy
+from tasks.cmdp import Problem, occupancy
 
 
 def uniform_policy(problem: Problem) -> np.ndarray:

@@ -27,18 +27,14 @@ the sciencestack TL;DR of arXiv 2410.02269. Deviations / our choices:
   states (measured V_T = 735 vs 24 with β = 0, stochastic instance, seed 0); at these horizons the
   implicit-exploration γ alone gives the exploration.
 - the loss is shifted to 1 − r so it is non-negative (a per-layer constant: the policy update is unchanged).
+The settings (`Config`) and the episode loop live in methods/cmdp/_fs_podb.py, shared with cmdp_unconstrained_po.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
-
 from bench.context import RunContext
 from bench.registry import method
-from methods.cmdp import _common
-from methods.cmdp._fs_podb import FsPodb
+from methods.cmdp._fs_podb import Config, run_primal_dual_po
 from tasks.cmdp import Problem, Result
 
 
@@ -46,45 +42,6 @@ from tasks.cmdp import Problem, Result
 SMOKE: dict = {}
 
 
-@dataclass(frozen=True)
-class Config:
-    eta_scale: float = 5.0      # η·√T, primal OMD learning rate (UNVERIFIED; sweep 2, 5, 20)
-    gamma_scale: float = 1.0    # γ·√T, implicit exploration (UNVERIFIED)
-    bonus_scale: float = 0.0    # β, dilated-bonus multiplier (Luo–Wei–Lee use 3; off: see docstring)
-    share_scale: float = 1.0    # σ·T, fixed-share rate (ours: σ ≈ 1/T; UNVERIFIED)
-    dual_scale: float = 10.0    # η_λ·L·√T, dual OGD step (UNVERIFIED; sweep 1, 3, 10, 20)
-
-    def __post_init__(self) -> None:
-        for name in ("eta_scale", "gamma_scale", "dual_scale"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
-        if self.bonus_scale < 0 or self.share_scale < 0:
-            raise ValueError("bonus_scale and share_scale must be ≥ 0")
-
-
-def run_primal_dual_po(problem: Problem, config, ctx: RunContext, constrained: bool) -> Result:
-    T, m, L = problem.T, problem.m, problem.n_layers
-    root = np.sqrt(T)
-    learner = FsPodb(problem, config.eta_scale / root, config.gamma_scale / root,
-                     min(1.0, config.share_scale / T), config.bonus_scale)
-    lam, lam_max = np.zeros(m), 0.0
-    cap, eta_dual = T ** 0.25, config.dual_scale / (L * root)
-    policies, lambdas = np.empty((T, *learner.pi.shape)), np.empty((T, m))
-    for t in range(T):
-        policies[t], lambdas[t] = learner.pi, lam
-        states, actions = _common.sample_episode(problem, learner.pi, ctx.rng)
-        r, g = problem.sample_rewards(t, ctx.rng), problem.sample_costs(t, ctx.rng)
-        r_vis, g_vis = r[states, actions], g[:, states, actions]          # (L,), (m, L): bandit feedback
-        lam_max = max(lam_max, float(np.max(lam)))
-        learner.update(states, actions, (1.0 - r_vis) + lam @ g_vis, scale=1.0 + m * lam_max)
-        if constrained:
-            lam = _common.dual_step(lam, g_vis.sum(axis=1), problem.alpha, eta_dual, cap)
-        if t % 1000 == 0:
-            ctx.check_deadline()
-            ctx.progress(t / T)
-    return Result(policies=policies, lambdas=lambdas if constrained else None)
-
-
-@method(family="cmdp", config=Config)
+@method(family="cmdp", config=Config, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     return run_primal_dual_po(problem, config, ctx, constrained=True)

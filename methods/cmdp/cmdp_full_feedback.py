@@ -25,9 +25,7 @@ import numpy as np
 from bench.context import RunContext
 from bench.registry import method
 from methods.cmdp import _common
-from tasks.cmdp import Problem, Result
-from tasks.cmdp._model import flow_matrix
-
+from tasks.cmdp import Problem, Result, flow_matrix
 
 # a short run, for the conformance suite (tests/test_conformance.py)
 SMOKE: dict = {}
@@ -64,7 +62,7 @@ def policy_of(q: np.ndarray) -> np.ndarray:
     return np.where(mass > 1e-12, q / np.maximum(mass, 1e-12), 1.0 / q.shape[1])
 
 
-@method(family="cmdp", config=Config)
+@method(family="cmdp", config=Config, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     T, m, L = problem.T, problem.m, problem.n_layers
     model = _common.EmpiricalModel(problem)

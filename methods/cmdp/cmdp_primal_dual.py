@@ -41,7 +41,7 @@ class Config:
             raise ValueError(f"need eta_scale > 0, dual_scale > 0, bonus_scale ≥ 0; got {self}")
 
 
-@method(family="cmdp", config=Config)
+@method(family="cmdp", config=Config, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     T, m, L = problem.T, problem.m, problem.n_layers
     pi, model = _common.uniform_policy(problem), _common.EmpiricalModel(problem)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from bench.context import RunContext
 from bench.registry import method
-from methods.cmdp.bobw_po import Config, run_primal_dual_po
+from methods.cmdp._fs_podb import Config, run_primal_dual_po
 from tasks.cmdp import Problem, Result
 
 
@@ -21,6 +21,6 @@ SMOKE: dict = {}
 __all__ = ["Config", "solve"]
 
 
-@method(family="cmdp", config=Config)
+@method(family="cmdp", config=Config, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     return run_primal_dual_po(problem, config, ctx, constrained=False)

@@ -32,7 +32,7 @@ class Config:
             raise ValueError(f"do_sample must be a bool, got {self.do_sample!r}")
 
 
-@method(family="decoding", config=Config)
+@method(family="decoding", config=Config, smoke=SMOKE)
 def solve(problem: DecodingProblem, config: Config, ctx: RunContext) -> DecodingResult:
     generator, target = cpu_generator(ctx), CachedLM(problem.target.model)
 

@@ -63,7 +63,7 @@ def to_target_candidates(target: LM, ids: list[int], draft_text: str, lookbehind
     return encode(target, draft_text)
 
 
-@method(family="decoding", config=Config)
+@method(family="decoding", config=Config, smoke=SMOKE)
 def solve(problem: DecodingProblem, config: Config, ctx: RunContext) -> DecodingResult:
     generator, greedy = cpu_generator(ctx), not config.do_sample
     target, drafter = problem.target, problem.drafter

@@ -135,7 +135,7 @@ class Psi:
         return psi[:-1]
 
 
-@method(family="decoding", config=Config)
+@method(family="decoding", config=Config, smoke=SMOKE)
 def solve(problem: DecodingProblem, config: Config, ctx: RunContext) -> DecodingResult:
     generator, psi, target = cpu_generator(ctx), Psi(problem, config), CachedLM(problem.target.model)
 

@@ -45,7 +45,7 @@ def skip(problem: DecodingProblem, config: Config) -> str | None:
     return None if problem.same_drafter is not None else "the task has no drafter sharing the target's vocabulary"
 
 
-@method(family="decoding", config=Config, skip=skip)
+@method(family="decoding", config=Config, skip=skip, smoke=SMOKE)
 def solve(problem: DecodingProblem, config: Config, ctx: RunContext) -> DecodingResult:
     generator, drafter, greedy = cpu_generator(ctx), problem.same_drafter, not config.do_sample
     if problem.target.tokenizer.get_vocab() != drafter.tokenizer.get_vocab():

@@ -63,7 +63,7 @@ def intersection(target: LM, drafter: LM, target_size: int, drafter_size: int) -
     return d2t
 
 
-@method(family="decoding", config=Config)
+@method(family="decoding", config=Config, smoke=SMOKE)
 def solve(problem: DecodingProblem, config: Config, ctx: RunContext) -> DecodingResult:
     generator, greedy = cpu_generator(ctx), not config.do_sample
     target, drafter = problem.target, problem.drafter

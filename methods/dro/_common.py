@@ -88,7 +88,8 @@ def sqrt_ridge_solver(x: np.ndarray, y: np.ndarray, n: int):
         return res / root_n + c * np.linalg.norm(a)
 
     a0, res0 = parts(0.0)
-    zero, interpolant = (np.linalg.norm(y) / root_n, np.zeros(x.shape[1])), (res0 / root_n, vt.T @ a0, np.linalg.norm(a0))
+    zero, interpolant = (np.linalg.norm(y) / root_n, np.zeros(x.shape[1])), (res0 / root_n, vt.T @ a0,
+                                                                             np.linalg.norm(a0))
 
     def solve(c: float) -> np.ndarray:
         candidates = [zero, (interpolant[0] + c * interpolant[2], interpolant[1])]

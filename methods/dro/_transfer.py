@@ -30,7 +30,8 @@ def ridge_fits(x: np.ndarray, y: np.ndarray, alphas: np.ndarray) -> list[np.ndar
 def lasso_fits(x: np.ndarray, y: np.ndarray, n_alpha: int, ratio: float) -> tuple[np.ndarray, list[np.ndarray]]:
     """Lasso path of (1/2n)‖y − Xw‖² + α‖w‖₁, α = α_max·logspace(0, log10 ratio, n_alpha),
     α_max = ‖Xᵀy‖_∞/n (the smallest α with w = 0)."""
-    from sklearn.linear_model import lasso_path  # imported on use: the leaderboard imports method modules for their Configs only
+    # imported on use: the leaderboard imports method modules for their Configs only
+    from sklearn.linear_model import lasso_path
     alpha_max = max(float(np.max(np.abs(x.T @ y))) / x.shape[0], 1e-12)
     alphas = alpha_max * np.logspace(0.0, np.log10(ratio), n_alpha)
     _, coefs, _ = lasso_path(x, y, alphas=alphas, max_iter=50_000, tol=1e-7)
@@ -40,7 +41,8 @@ def lasso_fits(x: np.ndarray, y: np.ndarray, n_alpha: int, ratio: float) -> tupl
 def logistic_fits(x: np.ndarray, y: np.ndarray, cs: np.ndarray, p: int) -> list[np.ndarray]:
     """Penalised logistic regression without intercept (liblinear): C·Σ log(1 + e^{−y xᵀw}) +
     ‖w‖₁ (p = 1) or + ½‖w‖₂² (p = 2), for each C."""
-    from sklearn.linear_model import LogisticRegression  # imported on use: the leaderboard imports method modules for their Configs only
+    # imported on use: the leaderboard imports method modules for their Configs only
+    from sklearn.linear_model import LogisticRegression
     out = []
     for c in cs:
         model = LogisticRegression(C=float(c), l1_ratio=1.0 if p == 1 else 0.0, solver="liblinear",

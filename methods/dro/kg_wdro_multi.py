@@ -41,7 +41,7 @@ def skip(problem: Problem, config: Config) -> str | None:
     return _common.rank_skip(problem.theta)
 
 
-@method(family="dro", config=Config, skip=skip)
+@method(family="dro", config=Config, skip=skip, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     coef, delta = _common.fit_wdro(problem, problem.theta, config)
     return Result(coef=np.asarray(coef, dtype=float), tuning=delta)

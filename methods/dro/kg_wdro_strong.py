@@ -41,11 +41,12 @@ class Config:
 
 def skip(problem: Problem, config: Config) -> str | None:
     if problem.num_sources != 1:
-        return f"strong transfer takes one source vector; this instance has M = {problem.num_sources} (use kg_wdro_multi)"
+        return ("strong transfer takes one source vector; "
+                f"this instance has M = {problem.num_sources} (use kg_wdro_multi)")
     return _common.rank_skip(problem.theta)
 
 
-@method(family="dro", config=Config, skip=skip)
+@method(family="dro", config=Config, skip=skip, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     coef, delta = _common.fit_wdro(problem, problem.theta, config)
     return Result(coef=np.asarray(coef, dtype=float), tuning=delta)

@@ -46,7 +46,7 @@ def skip(problem: Problem, config: Config) -> str | None:
     return None
 
 
-@method(family="dro", config=Config, skip=skip)
+@method(family="dro", config=Config, skip=skip, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     if config.delta is not None and config.delta < 0:
         raise ValueError(f"delta must be >= 0, got {config.delta}")

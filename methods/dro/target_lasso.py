@@ -32,7 +32,7 @@ def skip(problem: Problem, config: Config) -> str | None:
     return "the lasso is a regression method" if problem.kind != "regression" else None
 
 
-@method(family="dro", config=Config, skip=skip)
+@method(family="dro", config=Config, skip=skip, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     alphas, coefs = _transfer.lasso_fits(problem.x_train, problem.y_train, config.n_alpha, config.ratio)
     coef, alpha = _transfer.choose(problem, alphas, coefs)

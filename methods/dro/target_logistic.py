@@ -34,7 +34,7 @@ def skip(problem: Problem, config: Config) -> str | None:
     return "logistic regression needs a classification design" if problem.kind != "classification" else None
 
 
-@method(family="dro", config=Config, skip=skip)
+@method(family="dro", config=Config, skip=skip, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     cs = np.logspace(np.log10(config.c_min), np.log10(config.c_max), config.n_c)
     fits = _transfer.logistic_fits(problem.x_train, problem.y_train, cs, problem.penalty_norm)

@@ -32,7 +32,7 @@ def skip(problem: Problem, config: Config) -> str | None:
     return "ridge is a regression method" if problem.kind != "regression" else None
 
 
-@method(family="dro", config=Config, skip=skip)
+@method(family="dro", config=Config, skip=skip, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     alphas = np.logspace(np.log10(config.alpha_min), np.log10(config.alpha_max), config.n_alpha)
     coef, alpha = _transfer.choose(problem, alphas, _transfer.ridge_fits(problem.x_train, problem.y_train, alphas))

@@ -37,10 +37,11 @@ class Config:
 
 
 def skip(problem: Problem, config: Config) -> str | None:
-    return "Trans-GLM here is the logistic family; needs a classification design" if problem.kind != "classification" else None
+    return ("Trans-GLM here is the logistic family; needs a classification design"
+            if problem.kind != "classification" else None)
 
 
-@method(family="dro", config=Config, skip=skip)
+@method(family="dro", config=Config, skip=skip, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     lambdas = _common.delta_grid(config.lambda_min, config.lambda_max, config.n_lambda)
     x_pool, y_pool = _transfer.pooled(problem)

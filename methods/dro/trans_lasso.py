@@ -40,15 +40,17 @@ def skip(problem: Problem, config: Config) -> str | None:
     return "Trans-Lasso is a regression method" if problem.kind != "regression" else None
 
 
-@method(family="dro", config=Config, skip=skip)
+@method(family="dro", config=Config, skip=skip, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
-    from sklearn.linear_model import LassoCV  # imported on use: the leaderboard imports method modules for their Configs only
+    # imported on use: the leaderboard imports method modules for their Configs only
+    from sklearn.linear_model import LassoCV
 
     x_pool, y_pool = _transfer.pooled(problem)
     folds = np.arange(y_pool.size) % config.folds
     ctx.rng.shuffle(folds)
-    step1 = LassoCV(alphas=config.n_alpha, eps=config.ratio, cv=[(np.flatnonzero(folds != k), np.flatnonzero(folds == k))
-                                                                  for k in range(config.folds)],
+    step1 = LassoCV(alphas=config.n_alpha, eps=config.ratio,
+                    cv=[(np.flatnonzero(folds != k), np.flatnonzero(folds == k))
+                        for k in range(config.folds)],
                     fit_intercept=False, max_iter=50_000, tol=1e-7).fit(x_pool, y_pool)
     w = step1.coef_.copy()
     x, y = problem.x_train, problem.y_train

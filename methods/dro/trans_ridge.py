@@ -39,9 +39,10 @@ def skip(problem: Problem, config: Config) -> str | None:
     return "Trans-Ridge is a regression method" if problem.kind != "regression" else None
 
 
-@method(family="dro", config=Config, skip=skip)
+@method(family="dro", config=Config, skip=skip, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
-    from sklearn.linear_model import RidgeCV  # imported on use: the leaderboard imports method modules for their Configs only
+    # imported on use: the leaderboard imports method modules for their Configs only
+    from sklearn.linear_model import RidgeCV
 
     alphas = np.logspace(np.log10(config.alpha_min), np.log10(config.alpha_max), config.n_alpha)
     x_pool, y_pool = _transfer.pooled(problem)

@@ -35,7 +35,7 @@ class Config:
     p: int | None = None          # p of ‖β‖_p; None: the design's
 
 
-@method(family="dro", config=Config)
+@method(family="dro", config=Config, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     no_knowledge = np.zeros((problem.dim, 0))
     coef, delta = _common.fit_wdro(problem, no_knowledge, config)

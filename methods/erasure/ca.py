@@ -40,7 +40,7 @@ class Config:
             raise ValueError(f"need iterations, anchor_images >= 1, lr > 0, reg_weight >= 0, a module; got {self}")
 
 
-@method(family="erasure", config=Config, hardware=("cpu", "cuda"), resources=RESOURCES)
+@method(family="erasure", config=Config, hardware=("cpu", "cuda"), resources=RESOURCES, smoke=SMOKE)
 def solve(problem: ErasureProblem, config: Config, ctx: RunContext) -> ErasureResult:
     rng, generator, backbone = ctx.rng, ctx.torch_generator, problem.backbone
     templates = problem.templates
@@ -60,7 +60,8 @@ def solve(problem: ErasureProblem, config: Config, ctx: RunContext) -> ErasureRe
         v_anchor = backbone.velocity(model, x_t, text_a, t)
         ablate = mse(backbone.velocity(model, x_t, text_c, t), v_anchor.detach())
         regular = mse(v_anchor, noise - x0)
-        return ablate + config.reg_weight * regular, {"ablation": float(ablate.detach()), "regulariser": float(regular.detach())}
+        return ablate + config.reg_weight * regular, {"ablation": float(ablate.detach()),
+                                                      "regulariser": float(regular.detach())}
 
     finetune(params, loss_fn, config.iterations, config.lr, ctx)
     return ErasureResult(transformer=model.requires_grad_(False).eval())

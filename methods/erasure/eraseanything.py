@@ -43,8 +43,7 @@ from bench.context import RunContext
 from bench.registry import method
 from methods.erasure._common import (add_lora, augmented_prompt, esd_target, merge, mse, noisy, paper_timestep,
                                      partial_sample, prompt_with, times)
-from tasks.erasure import RESOURCES, ErasureProblem, ErasureResult
-from tasks.erasure._flux import euler_sample, record_last_block
+from tasks.erasure import RESOURCES, ErasureProblem, ErasureResult, euler_sample, record_last_block
 
 SMOKE = {"iterations": 4}
 
@@ -108,7 +107,8 @@ def _erasure_loss(model, recorder, problem, config, words, positions, x0, t, rng
     l_esd = mse(backbone.velocity(model, z, text_p, tt), target)
     backbone.velocity(model, noisy(x0, backbone.randn(x0.shape, generator), tt), text_p, tt)
     l_attn = attention_loss(recorder.probs.float(), keys)
-    return config.lambda_esd * l_esd + config.lambda_attn * l_attn, {"esd": float(l_esd.detach()), "attn": float(l_attn.detach())}
+    return config.lambda_esd * l_esd + config.lambda_attn * l_attn, {"esd": float(l_esd.detach()),
+                                                                     "attn": float(l_attn.detach())}
 
 
 def _anchor_maps(model, recorder, problem, words, positions, rng, generator) -> torch.Tensor:
@@ -165,7 +165,7 @@ def _irrelevant_data(problem: ErasureProblem, n: int, generator: torch.Generator
     return prompts, problem.generate_latents(problem.transformer, prompts, problem.backbone.noise(n, generator))
 
 
-@method(family="erasure", config=Config, hardware=("cpu", "cuda"), resources=RESOURCES)
+@method(family="erasure", config=Config, hardware=("cpu", "cuda"), resources=RESOURCES, smoke=SMOKE)
 def solve(problem: ErasureProblem, config: Config, ctx: RunContext) -> ErasureResult:
     rng, generator = ctx.rng, ctx.torch_generator
     model = add_lora(problem.transformer, config.rank, config.alpha, config.modules, generator)

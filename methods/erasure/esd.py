@@ -42,7 +42,7 @@ class Config:
             raise ValueError(f"need iterations >= 1, lr > 0, eta >= 0 and at least one module; got {self}")
 
 
-@method(family="erasure", config=Config, hardware=("cpu", "cuda"), resources=RESOURCES)
+@method(family="erasure", config=Config, hardware=("cpu", "cuda"), resources=RESOURCES, smoke=SMOKE)
 def solve(problem: ErasureProblem, config: Config, ctx: RunContext) -> ErasureResult:
     rng, generator, backbone = ctx.rng, ctx.torch_generator, problem.backbone
     model, original = frozen_copy(problem.transformer), problem.transformer

@@ -76,7 +76,8 @@ def solve(problem: ErasureProblem, config: Config, ctx: RunContext) -> ErasureRe
     model = frozen_copy(problem.transformer)
     layer = model.context_embedder
     edited = closed_form(layer.weight.detach().double().cpu().numpy(), _tokens(problem, concept),
-                         _tokens(problem, guide), _tokens(problem, kept), config.lamb, config.erase_scale, preserve_scale)
+                         _tokens(problem, guide), _tokens(problem, kept), config.lamb, config.erase_scale,
+                         preserve_scale)
     with torch.no_grad():
         layer.weight.copy_(torch.from_numpy(edited).to(layer.weight.device, layer.weight.dtype))
     return ErasureResult(transformer=model.eval())

@@ -106,7 +106,8 @@ def misalignment_loss(model, x: torch.Tensor, train_length: int, l_extra: int, v
 
 
 def train(problem: LMProblem, model, *, steps: int, batch_size: int, lr: float, alpha: float, extra_fraction: float,
-          last_only: bool, checkpoints: int, ctx, divergence: str = "symmetric_kl") -> tuple[object, list[tuple[int, object]]]:
+          last_only: bool, checkpoints: int, ctx,
+          divergence: str = "symmetric_kl") -> tuple[object, list[tuple[int, object]]]:
     """Adam with a cosine schedule; α = 0 is plain next-token training. Returns (model, [(step, copy)])."""
     vocab, length, device = problem.vocab_size, problem.train_length, ctx.device
     optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)

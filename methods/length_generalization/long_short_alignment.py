@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from bench.context import RunContext
 from bench.registry import method
-from methods.length_generalization.plain import solve_lm
+from methods.length_generalization._training import solve_lm
 from tasks.length_generalization import LMProblem, LMResult
 
 SMOKE = {"steps": 3, "batch_size": 4, "model": "micro-llama-lm", "checkpoints": 2}
@@ -60,15 +60,13 @@ class Config:
 
 
 def skip(problem, config: Config) -> str | None:
-    if not isinstance(problem, LMProblem):
-        return ("long_short_alignment aligns next-token distributions of a language model; the synthetic regression "
-                f"case studies ({type(problem).__name__}) use plain training and output_reparam")
     if int(config.extra_fraction * problem.train_length) >= problem.train_length:
         return f"extra_fraction {config.extra_fraction} leaves no overlap at l_train = {problem.train_length}"
     return None
 
 
-@method(family="length_generalization", config=Config, skip=skip, hardware=("cpu", "cuda"))
+@method(family="length_generalization", config=Config, skip=skip, hardware=("cpu", "cuda"), accepts=LMProblem,
+        smoke=SMOKE)
 def solve(problem: LMProblem, config: Config, ctx: RunContext) -> LMResult:
     return solve_lm(problem, config, config.alpha, config.extra_fraction, config.last_position_only, ctx,
                     config.divergence)

@@ -16,8 +16,8 @@ import numpy as np
 
 from bench.context import RunContext
 from bench.registry import method
-from methods.length_generalization.plain import Config as PlainConfig
-from methods.length_generalization.plain import solve_regression
+from methods.length_generalization._training import Config as PlainConfig
+from methods.length_generalization._training import solve_regression
 from tasks.length_generalization import RegressionProblem, RegressionResult
 
 SMOKE = {"steps": 3, "batch_size": 4, "width": 16}
@@ -26,7 +26,7 @@ MIN_OUTPUT = 1e-2  # decode outputs below 1/√10^4 as length 10^4 (f^{-1} is un
 
 
 def skip(problem, config: Config) -> str | None:
-    if not isinstance(problem, RegressionProblem) or problem.target != "length":
+    if problem.target != "length":
         return "output_reparam predicts 1/√n: it takes the length-prediction case study only"
     return None
 
@@ -39,6 +39,7 @@ def inverse(y: np.ndarray) -> np.ndarray:
     return 1.0 / np.maximum(y, MIN_OUTPUT) ** 2  # f^{-1}(y) = 1/y²
 
 
-@method(family="length_generalization", config=Config, skip=skip, hardware=("cpu", "cuda"))
+@method(family="length_generalization", config=Config, skip=skip, hardware=("cpu", "cuda"), accepts=RegressionProblem,
+        smoke=SMOKE)
 def solve(problem: RegressionProblem, config: Config, ctx: RunContext) -> RegressionResult:
     return solve_regression(problem, config, forward, inverse, ctx)

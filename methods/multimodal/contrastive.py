@@ -62,7 +62,8 @@ class Config:
 class Towers(nn.Module):
     def __init__(self, image_dim: int, text_dim: int, config: Config):
         super().__init__()
-        mlp = lambda d: nn.Sequential(nn.Linear(d, config.hidden), nn.GELU(), nn.Linear(config.hidden, config.embed_dim))  # noqa: E731
+        mlp = lambda d: nn.Sequential(nn.Linear(d, config.hidden), nn.GELU(),  # noqa: E731
+                                      nn.Linear(config.hidden, config.embed_dim))
         self.image, self.text = mlp(image_dim), mlp(text_dim)
         self.log_scale = nn.Parameter(torch.tensor(math.log(1.0 / config.init_temperature)))
 
@@ -70,7 +71,7 @@ class Towers(nn.Module):
         return masked_mean(getattr(self, modality)(tokens), mask)              # (B, d)
 
 
-@method(family="multimodal", config=Config)
+@method(family="multimodal", config=Config, smoke=SMOKE)
 def solve(problem: PairedProblem, config: Config, ctx: RunContext) -> RetrievalResult:
     train, test, classes = splits(problem, ctx.device)
     with seeded_torch(ctx) as generator:

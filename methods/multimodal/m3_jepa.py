@@ -130,7 +130,8 @@ def train(model: M3Predictor, train_split, config: Config, ctx: RunContext, gene
 
 
 @torch.no_grad()
-def evaluate(model: M3Predictor, test, classes, config: Config) -> tuple[dict[str, np.ndarray], np.ndarray, torch.Tensor]:
+def evaluate(model: M3Predictor, test, classes,
+             config: Config) -> tuple[dict[str, np.ndarray], np.ndarray, torch.Tensor]:
     """({direction: similarity matrix}, class similarities, expert usage (2, 2, E))."""
     model.eval()
     sims, usage = {}, []
@@ -146,7 +147,7 @@ def evaluate(model: M3Predictor, test, classes, config: Config) -> tuple[dict[st
     return sims, class_sim, torch.stack(usage)
 
 
-@method(family="multimodal", config=Config)
+@method(family="multimodal", config=Config, smoke=SMOKE)
 def solve(problem: PairedProblem, config: Config, ctx: RunContext) -> RetrievalResult:
     train_split, test, classes = splits(problem, ctx.device)
     with seeded_torch(ctx) as generator:

@@ -104,6 +104,20 @@ def validate(config: Any) -> None:
         raise ValueError(f"delta must lie in (0, 1), got {config.delta!r}")
 
 
+# the settings of the two constant-step PCSGD rules (pcsgd_optimal_step, pcsgd_nonoptimal_step): they differ only in
+# the modulus the step is built on
+@dataclass(frozen=True)
+class ConstantStepConfig:
+    T: int = 100_000           # T, horizon; the constant step depends on it
+    c: float = 1.0             # c, clipping threshold (UNVERIFIED)
+    sigma: float = 0.1         # σ, std of ζ when epsilon is None (UNVERIFIED)
+    epsilon: float | None = None  # ε of (ε, δ)-DP; set → σ = c·sqrt(T log(1/δ))/(mε)
+    delta: float = 1e-5        # δ of (ε, δ)-DP
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+
 def skip_unless_contracting(problem: Problem, config: Any) -> str | None:
     """Steps built on μ̃ need μ̃ > 0 (β < μ/L); otherwise there is no PS point to converge to."""
     if problem.shifted_modulus <= 0:

@@ -53,7 +53,7 @@ class Config:
         _common.validate(self)
 
 
-@method(family="performative", config=Config, skip=_common.skip_unless_contracting)
+@method(family="performative", config=Config, skip=_common.skip_unless_contracting, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     sigma = _common.noise_std(config, config.C1 + config.C2, problem)  # ‖v‖ ≤ C1 + C2
     steps = _common.decreasing_steps(config.T, config.step_scale, config.step_offset, problem.shifted_modulus)

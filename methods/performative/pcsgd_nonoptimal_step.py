@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from bench.context import RunContext
 from bench.registry import method
-from methods.performative import _common, pcsgd_optimal_step
+from methods.performative import _common
 from tasks.performative import Problem, Result
 
 
@@ -23,7 +23,7 @@ SMOKE = {"T": 500}
 
 
 # the same settings as the "Opt" rule: only the modulus the step is built on differs
-Config = pcsgd_optimal_step.Config
+Config = _common.ConstantStepConfig
 
 
 def skip(problem: Problem, config: Config) -> str | None:
@@ -32,6 +32,6 @@ def skip(problem: Problem, config: Config) -> str | None:
     return None
 
 
-@method(family="performative", config=Config, skip=skip)
+@method(family="performative", config=Config, skip=skip, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     return _common.constant_step_pcsgd(problem, config, problem.mu, ctx)

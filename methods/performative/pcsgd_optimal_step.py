@@ -14,8 +14,6 @@ and γ clamped to (0, 1/μ̃] (see `_common.optimal_constant_step`). DP: σ = c�
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from bench.context import RunContext
 from bench.registry import method
 from methods.performative import _common
@@ -26,18 +24,9 @@ from tasks.performative import Problem, Result
 SMOKE = {"T": 500}
 
 
-@dataclass(frozen=True)
-class Config:
-    T: int = 100_000           # T, horizon; the constant step depends on it
-    c: float = 1.0             # c, clipping threshold (UNVERIFIED)
-    sigma: float = 0.1         # σ, std of ζ when epsilon is None (UNVERIFIED)
-    epsilon: float | None = None  # ε of (ε, δ)-DP; set → σ = c·sqrt(T log(1/δ))/(mε)
-    delta: float = 1e-5        # δ of (ε, δ)-DP
-
-    def __post_init__(self) -> None:
-        _common.validate(self)
+Config = _common.ConstantStepConfig
 
 
-@method(family="performative", config=Config, skip=_common.skip_unless_contracting)
+@method(family="performative", config=Config, skip=_common.skip_unless_contracting, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     return _common.constant_step_pcsgd(problem, config, problem.shifted_modulus, ctx)

@@ -40,7 +40,7 @@ class Config:
         _common.validate(self)
 
 
-@method(family="performative", config=Config, skip=_common.skip_unless_contracting)
+@method(family="performative", config=Config, skip=_common.skip_unless_contracting, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     sigma = _common.noise_std(config, problem.gradient_bound, problem)  # sensitivity G
     steps = _common.decreasing_steps(config.T, config.step_scale, config.step_offset, problem.shifted_modulus)

@@ -45,7 +45,8 @@ def completions(responses) -> list[str]:
     return [" " + r for r in responses]
 
 
-def on_policy_lists(problem: PreferenceProblem, model, tokenizer, prompts, config, ctx: RunContext) -> list[tuple[str, ...]]:
+def on_policy_lists(problem: PreferenceProblem, model, tokenizer, prompts, config,
+                    ctx: RunContext) -> list[tuple[str, ...]]:
     """n samples per prompt from `model` (T, top-p of the config), ranked best first by the annotator."""
     flat = [p for p in prompts for _ in range(config.n_samples)]
     texts = sample(model, tokenizer, flat, max_new_tokens=problem.max_new_tokens, temperature=config.temperature,
@@ -92,7 +93,8 @@ def evaluate(problem: PreferenceProblem, policy, ref, tokenizer, ctx: RunContext
 
     `beta` is the scale of the implicit reward r = β(log π − log π_ref) (None: the method has no such reward)."""
     policy.eval()
-    responses = [t.strip() for t in sample(policy, tokenizer, problem.eval_prompts, max_new_tokens=problem.max_new_tokens,
+    responses = [t.strip() for t in sample(policy, tokenizer, problem.eval_prompts,
+                                           max_new_tokens=problem.max_new_tokens,
                                            generator=ctx.torch_generator, device=ctx.device)]
     with torch.no_grad():
         lp = sequence_logprobs(policy, tokenizer, problem.eval_prompts, completions(responses), device=ctx.device)

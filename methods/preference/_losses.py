@@ -1,7 +1,8 @@
 """The preference objectives as pure tensor functions (inputs: sequence log-probabilities, shape (B,) / (B, K)).
 
 DPO (Rafailov et al. 2023, Eq. 7):  −log σ(β[(log π(y_w) − log π_ref(y_w)) − (log π(y_l) − log π_ref(y_l))]).
-IPO (Azar et al. 2024, sampled loss):  (h − 1/(2τ))²,  h = (log π(y_w) − log π_ref(y_w)) − (log π(y_l) − log π_ref(y_l)).
+IPO (Azar et al. 2024, sampled loss):  (h − 1/(2τ))²,
+    h = (log π(y_w) − log π_ref(y_w)) − (log π(y_l) − log π_ref(y_l)).
 EPA (Hong et al. 2025; our reconstruction, docs/papers/epa.md): with r = β(log π − log π_ref),
     log(w + Σ_{y ∈ N} exp(r(y) − r(y_w))),  N = strong ∪ weak negatives;  = DPO for w = 1 and N = {y_l}.
 LOGO (Tang et al. 2025, §2.1; SimPO for M = 1, λ = 0):

@@ -15,8 +15,7 @@ from bench.context import RunContext
 from bench.toolkit.causal_lm import sequence_logprobs, train
 from methods.preference._common import completions, evaluate, learning_rate, load_models
 from methods.preference._losses import logo_loss
-from tasks.preference import PreferenceProblem, PreferenceResult
-from tasks.preference._long_context import synthesize_positions
+from tasks.preference import PreferenceProblem, PreferenceResult, synthesize_positions
 
 CHUNK_TOKENS = 6   # tokens per synthesis chunk (a 5-word chunk of the long-context world; LOGO: 512)
 

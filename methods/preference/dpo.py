@@ -24,21 +24,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-import torch
-
 from bench.context import RunContext
 from bench.registry import method
 from bench.spec import Resources
+from methods.preference._bandit import PAIRS, bandit_objective, solve_bandit, validate_bandit
 from methods.preference._common import validate_common, validate_sampling
 from methods.preference._dpo import solve_mix
-from methods.preference._losses import dpo_loss
-from tasks.preference import BanditPreferenceProblem, BanditPreferenceResult, PreferenceProblem, PreferenceResult, kind_skip
-from tasks.preference._bandit import solve_bandit, validate_bandit
+from tasks.preference import (BanditPreferenceProblem, BanditPreferenceResult, PreferenceProblem, PreferenceResult)
 
 SMOKE = {"n_samples": 2, "batch_size": 8, "bandit_steps": 200}
 SOURCES = ("off", "on")
-PAIRS = ("binarized", "best_vs_each", "best_vs_worst")
 
 
 @dataclass(frozen=True)
@@ -72,36 +67,8 @@ class Config:
         validate_bandit(self)
 
 
-def skip(problem, config: Config) -> str | None:
-    return kind_skip(problem, (PreferenceProblem, BanditPreferenceProblem), "dpo")
-
-
-def bandit_negatives(problem: BanditPreferenceProblem, pairs: str) -> np.ndarray:
-    """(N, M) the rejected responses paired with each list's best: M = 1, or K − 1 for best_vs_each."""
-    if pairs == "binarized":
-        return problem.binarized[:, None]
-    if pairs == "best_vs_worst":
-        return problem.lists[:, -1:]
-    return problem.lists[:, 1:]
-
-
-def bandit_objective(problem: BanditPreferenceProblem, config, pair_loss=dpo_loss):
-    """make_objective(policy) -> objective(list indices): the mean pair loss (DPO; `ipo` passes IPO's) of those
-    lists' pairs of `config.pairs`, pair_loss(π(y_w), π(y_l), π_ref(y_w), π_ref(y_l), config.beta)."""
-    prompts, best = torch.as_tensor(problem.list_prompts), torch.as_tensor(problem.lists[:, 0])
-    rejected, ref = torch.as_tensor(bandit_negatives(problem, config.pairs)), torch.as_tensor(problem.ref_logp)
-
-    def make(policy):
-        def objective(idx):
-            logp, x, w, l = policy(), prompts[idx], best[idx], rejected[idx]       # l: (B, M)
-            xs = x[:, None].expand_as(l)
-            ws = w[:, None].expand_as(l)
-            return pair_loss(logp[xs, ws], logp[xs, l], ref[xs, ws], ref[xs, l], config.beta).mean()
-        return objective
-    return make
-
-
-@method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0), skip=skip)
+@method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0),
+        accepts=(PreferenceProblem, BanditPreferenceProblem), smoke=SMOKE)
 def solve(problem: PreferenceProblem | BanditPreferenceProblem, config: Config,
           ctx: RunContext) -> PreferenceResult | BanditPreferenceResult:
     if isinstance(problem, BanditPreferenceProblem):

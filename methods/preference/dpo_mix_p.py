@@ -23,7 +23,7 @@ from bench.spec import Resources
 from bench.toolkit.causal_lm import sample, sequence_logprobs, train
 from methods.preference._common import completions, evaluate, learning_rate, load_models, validate_common
 from methods.preference._losses import dpo_loss
-from tasks.preference import PreferenceProblem, PreferenceResult, kind_skip
+from tasks.preference import PreferenceProblem, PreferenceResult
 
 SMOKE = {"batch_size": 8}
 
@@ -42,12 +42,9 @@ class Config:
 
     def __post_init__(self) -> None:
         if self.gamma < 0 or not 0 <= self.mix_prob <= 1 or not self.beta > 0:
-            raise ValueError(f"need gamma >= 0, 0 <= mix_prob <= 1, beta > 0; got {self.gamma}, {self.mix_prob}, {self.beta}")
+            raise ValueError("need gamma >= 0, 0 <= mix_prob <= 1, beta > 0; "
+                             f"got {self.gamma}, {self.mix_prob}, {self.beta}")
         validate_common(self)
-
-
-def skip(problem, config: Config) -> str | None:
-    return kind_skip(problem, PreferenceProblem, "dpo_mix_p")
 
 
 def online_pairs(policy, ref, tokenizer, prompts, problem, config, ctx: RunContext):
@@ -76,7 +73,8 @@ def online_pairs(policy, ref, tokenizer, prompts, problem, config, ctx: RunConte
     return out
 
 
-@method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0), skip=skip)
+@method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0),
+        accepts=PreferenceProblem, smoke=SMOKE)
 def solve(problem: PreferenceProblem, config: Config, ctx: RunContext) -> PreferenceResult:
     policy, ref, tokenizer = load_models(problem, config, ctx)
     train_prompts = list(problem.train_prompts)

@@ -32,10 +32,10 @@ from bench.context import RunContext
 from bench.registry import method
 from bench.spec import Resources
 from bench.toolkit.causal_lm import sequence_logprobs, train
+from methods.preference._bandit import solve_bandit, validate_bandit
 from methods.preference._common import completions, evaluate, learning_rate, load_models, validate_common
 from methods.preference._losses import epa_loss
-from tasks.preference import BanditPreferenceProblem, BanditPreferenceResult, PreferenceProblem, PreferenceResult, kind_skip
-from tasks.preference._bandit import solve_bandit, validate_bandit
+from tasks.preference import BanditPreferenceProblem, BanditPreferenceResult, PreferenceProblem, PreferenceResult
 
 SMOKE = {"batch_size": 4, "weak_negatives": 2, "bandit_steps": 200}
 
@@ -77,12 +77,11 @@ def skip(problem, config: Config) -> str | None:
         if config.weak_negatives and config.bandit_batch == 1:
             return "weak negatives come from the other prompts of a batch: bandit_batch must be 0 (full) or >= 2"
         return None
-    reason = kind_skip(problem, PreferenceProblem, "epa")
-    if reason is None and len(problem.off_policy[0]) - 1 < config.strong_negatives:
+    if len(problem.off_policy[0]) - 1 < config.strong_negatives:
         return f"epa needs {config.strong_negatives} strong negatives, the task has {len(problem.off_policy[0]) - 1}"
-    if reason is None and config.weak_negatives and config.batch_size < 2:
+    if config.weak_negatives and config.batch_size < 2:
         return "weak negatives come from the other prompts of a batch: batch_size must be >= 2"
-    return reason
+    return None
 
 
 def negatives(idx, ranked, k_s: int, k_w: int, generator: torch.Generator) -> list[list[str]]:
@@ -158,7 +157,8 @@ def bandit_objective(problem: BanditPreferenceProblem, config: Config, generator
     return make
 
 
-@method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0), skip=skip)
+@method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0), skip=skip,
+        accepts=(PreferenceProblem, BanditPreferenceProblem), smoke=SMOKE)
 def solve(problem: PreferenceProblem | BanditPreferenceProblem, config: Config,
           ctx: RunContext) -> PreferenceResult | BanditPreferenceResult:
     if isinstance(problem, BanditPreferenceProblem):

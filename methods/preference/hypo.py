@@ -25,7 +25,7 @@ from bench.spec import Resources
 from bench.toolkit.causal_lm import sample, sequence_logprobs
 from methods.preference._common import completions, evaluate, load_models, train_pairs, validate_common
 from methods.preference._losses import dpo_loss
-from tasks.preference import PreferenceProblem, PreferenceResult, kind_skip
+from tasks.preference import PreferenceProblem, PreferenceResult
 
 SMOKE = {"batch_size": 8}
 
@@ -47,10 +47,6 @@ class Config:
         validate_common(self)
 
 
-def skip(problem, config: Config) -> str | None:
-    return kind_skip(problem, PreferenceProblem, "hypo")
-
-
 def kl_surrogate(policy, ref, tokenizer, prompts, problem, ctx: RunContext) -> torch.Tensor:
     """A scalar whose gradient is the score-function estimate of ∇ KL(πθ‖π_ref) on one online sample per prompt."""
     was_training = policy.training
@@ -65,7 +61,8 @@ def kl_surrogate(policy, ref, tokenizer, prompts, problem, ctx: RunContext) -> t
     return (advantage * logp).mean()
 
 
-@method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0), skip=skip)
+@method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0),
+        accepts=PreferenceProblem, smoke=SMOKE)
 def solve(problem: PreferenceProblem, config: Config, ctx: RunContext) -> PreferenceResult:
     policy, ref, tokenizer = load_models(problem, config, ctx)
     pairs = [(p, r[0], (r[-1],)) for p, r in zip(problem.train_prompts, problem.off_policy)]

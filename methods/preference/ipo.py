@@ -21,11 +21,10 @@ from dataclasses import dataclass
 from bench.context import RunContext
 from bench.registry import method
 from bench.spec import Resources
+from methods.preference._bandit import PAIRS, bandit_objective, solve_bandit, validate_bandit
 from methods.preference._common import evaluate, load_models, train_pairs, validate_common
 from methods.preference._losses import ipo_loss
-from methods.preference.dpo import PAIRS, bandit_objective
-from tasks.preference import BanditPreferenceProblem, BanditPreferenceResult, PreferenceProblem, PreferenceResult, kind_skip
-from tasks.preference._bandit import solve_bandit, validate_bandit
+from tasks.preference import (BanditPreferenceProblem, BanditPreferenceResult, PreferenceProblem, PreferenceResult)
 
 SMOKE = {"batch_size": 8, "bandit_steps": 200}
 
@@ -54,11 +53,8 @@ class Config:
         validate_bandit(self)
 
 
-def skip(problem, config: Config) -> str | None:
-    return kind_skip(problem, (PreferenceProblem, BanditPreferenceProblem), "ipo")
-
-
-@method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0), skip=skip)
+@method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0),
+        accepts=(PreferenceProblem, BanditPreferenceProblem), smoke=SMOKE)
 def solve(problem: PreferenceProblem | BanditPreferenceProblem, config: Config,
           ctx: RunContext) -> PreferenceResult | BanditPreferenceResult:
     if isinstance(problem, BanditPreferenceProblem):

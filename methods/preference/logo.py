@@ -26,7 +26,7 @@ from bench.registry import method
 from bench.spec import Resources
 from methods.preference._common import validate_common
 from methods.preference._reference_free import solve_reference_free
-from tasks.preference import PreferenceProblem, PreferenceResult, kind_skip
+from tasks.preference import PreferenceProblem, PreferenceResult
 
 SMOKE = {"batch_size": 8}
 
@@ -53,13 +53,13 @@ class Config:
 
 
 def skip(problem, config: Config) -> str | None:
-    reason = kind_skip(problem, PreferenceProblem, "logo")
-    if reason is None and len(problem.off_policy[0]) - 1 < config.m:
+    if len(problem.off_policy[0]) - 1 < config.m:
         return f"logo needs {config.m} dis-preferred answers per prompt, the task has {len(problem.off_policy[0]) - 1}"
-    return reason
+    return None
 
 
-@method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0), skip=skip)
+@method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0), skip=skip,
+        accepts=PreferenceProblem, smoke=SMOKE)
 def solve(problem: PreferenceProblem, config: Config, ctx: RunContext) -> PreferenceResult:
     return solve_reference_free(problem, config, m=config.m, sft_weight=config.sft_weight, ctx=ctx,
                                 synthesize=config.synthesize_positions)

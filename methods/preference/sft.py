@@ -19,7 +19,7 @@ from bench.registry import method
 from bench.spec import Resources
 from bench.toolkit.causal_lm import sequence_logprobs, train
 from methods.preference._common import completions, evaluate, learning_rate, load_models, validate_common
-from tasks.preference import PreferenceProblem, PreferenceResult, kind_skip
+from tasks.preference import PreferenceProblem, PreferenceResult
 
 SMOKE = {"batch_size": 8}
 
@@ -37,11 +37,8 @@ class Config:
         validate_common(self)
 
 
-def skip(problem, config: Config) -> str | None:
-    return kind_skip(problem, PreferenceProblem, "sft")
-
-
-@method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0), skip=skip)
+@method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0),
+        accepts=PreferenceProblem, smoke=SMOKE)
 def solve(problem: PreferenceProblem, config: Config, ctx: RunContext) -> PreferenceResult:
     policy, ref, tokenizer = load_models(problem, config, ctx)
     prompts, chosen = list(problem.train_prompts), [ranked[0] for ranked in problem.off_policy]

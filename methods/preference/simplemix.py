@@ -3,7 +3,8 @@
 Li & Khashabi, "SIMPLEMIX: Frustratingly Simple Mixing of Off- and On-policy Data in Language Model
 Preference Learning", ICML 2025, arXiv 2505.02363:
 
-    L(θ) = −E_{x, (y_w, y_l) ~ α·D_on(x) + (1−α)·D_off(x)} log σ(β[log πθ(y_w|x)/π_SFT(y_w|x) − log πθ(y_l|x)/π_SFT(y_l|x)])
+    L(θ) = −E_{x, (y_w, y_l) ~ α·D_on(x) + (1−α)·D_off(x)}
+               log σ(β[log πθ(y_w|x)/π_SFT(y_w|x) − log πθ(y_l|x)/π_SFT(y_l|x)])
 
 with α = ½. D_on: pairs sampled from π_SFT itself (n = 4, T = 0.7, top-p 0.9, best vs worst by the reward
 model), D_off: pairs written by other models. Nothing else changes: no reweighting, no extra KL term.
@@ -23,7 +24,7 @@ from bench.registry import method
 from bench.spec import Resources
 from methods.preference._common import validate_common, validate_sampling
 from methods.preference._dpo import solve_mix
-from tasks.preference import PreferenceProblem, PreferenceResult, kind_skip
+from tasks.preference import PreferenceProblem, PreferenceResult
 
 SMOKE = {"n_samples": 2, "batch_size": 8}
 
@@ -49,10 +50,7 @@ class Config:
         validate_sampling(self)
 
 
-def skip(problem, config: Config) -> str | None:
-    return kind_skip(problem, PreferenceProblem, "simplemix")
-
-
-@method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0), skip=skip)
+@method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0),
+        accepts=PreferenceProblem, smoke=SMOKE)
 def solve(problem: PreferenceProblem, config: Config, ctx: RunContext) -> PreferenceResult:
     return solve_mix(problem, config, config.alpha, ctx)

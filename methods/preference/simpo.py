@@ -21,7 +21,7 @@ from bench.registry import method
 from bench.spec import Resources
 from methods.preference._common import validate_common
 from methods.preference._reference_free import solve_reference_free
-from tasks.preference import PreferenceProblem, PreferenceResult, kind_skip
+from tasks.preference import PreferenceProblem, PreferenceResult
 
 SMOKE = {"batch_size": 8}
 
@@ -43,10 +43,7 @@ class Config:
         validate_common(self)
 
 
-def skip(problem, config: Config) -> str | None:
-    return kind_skip(problem, PreferenceProblem, "simpo")
-
-
-@method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0), skip=skip)
+@method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0),
+        accepts=PreferenceProblem, smoke=SMOKE)
 def solve(problem: PreferenceProblem, config: Config, ctx: RunContext) -> PreferenceResult:
     return solve_reference_free(problem, config, m=1, sft_weight=0.0, ctx=ctx)

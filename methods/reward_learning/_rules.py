@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
-from tasks.reward_learning import RuleWorldProblem, RuleWorldResult, kind_skip, sigmoid
+from tasks.reward_learning import RuleWorldProblem, RuleWorldResult, sigmoid
 
 
 @dataclass(frozen=True)
@@ -34,11 +34,10 @@ class RewardModelConfig:
 
 
 def rules_skip(problem, num_rules: int | None, name: str) -> str | None:
-    """Why `name` cannot label this problem: not a rule world, or more rules asked for than the pool has."""
-    reason = kind_skip(problem, RuleWorldProblem, name)
-    if reason is None and num_rules is not None and num_rules > problem.n_rules:
+    """Why `name` cannot label this rule world: more rules asked for than the pool has."""
+    if num_rules is not None and num_rules > problem.n_rules:
         return f"num_rules = {num_rules} exceeds the pool of {problem.n_rules} rules"
-    return reason
+    return None
 
 
 def top_rules(scores_a: np.ndarray, scores_b: np.ndarray, relevance: np.ndarray, num_rules: int,

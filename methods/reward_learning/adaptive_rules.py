@@ -42,7 +42,7 @@ def skip(problem, config: Config) -> str | None:
     return rules_skip(problem, config.num_rules, "adaptive_rules")
 
 
-@method(family="reward_learning", config=Config, skip=skip)
+@method(family="reward_learning", config=Config, skip=skip, accepts=RuleWorldProblem)
 def solve(problem: RuleWorldProblem, config: Config, ctx: RunContext) -> RuleWorldResult:
     rules = top_rules(problem.scores_a, problem.scores_b, problem.relevance, config.num_rules,
                       config.relevance_weight, config.discrepancy_weight)

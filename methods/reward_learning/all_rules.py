@@ -28,7 +28,7 @@ def skip(problem, config: Config) -> str | None:
     return rules_skip(problem, None, "all_rules")
 
 
-@method(family="reward_learning", config=Config, skip=skip)
+@method(family="reward_learning", config=Config, skip=skip, accepts=RuleWorldProblem)
 def solve(problem: RuleWorldProblem, config: Config, ctx: RunContext) -> RuleWorldResult:
     every = np.broadcast_to(np.arange(problem.n_rules), problem.scores_a.shape)
     labels = labels_from_rules(problem.scores_a, problem.scores_b, every)

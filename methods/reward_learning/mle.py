@@ -23,7 +23,7 @@ import numpy as np
 from bench.context import RunContext
 from bench.registry import method
 from methods.reward_learning._bt import fit_bt
-from tasks.reward_learning import ClonesProblem, ClonesResult, kind_skip
+from tasks.reward_learning import ClonesProblem, ClonesResult
 
 
 @dataclass(frozen=True)
@@ -35,11 +35,7 @@ class Config:
             raise ValueError(f"lam must be > 0, got {self.lam}")
 
 
-def skip(problem, config: Config) -> str | None:
-    return kind_skip(problem, ClonesProblem, "mle")
-
-
-@method(family="reward_learning", config=Config, skip=skip)
+@method(family="reward_learning", config=Config, accepts=ClonesProblem)
 def solve(problem: ClonesProblem, config: Config, ctx: RunContext) -> ClonesResult:
     ones, clone_ones = np.ones(len(problem.points)), np.ones(len(problem.clone_points))
     return ClonesResult(reward=fit_bt(problem.win, ones, config.lam),

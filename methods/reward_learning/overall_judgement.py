@@ -28,7 +28,7 @@ def skip(problem, config: Config) -> str | None:
     return rules_skip(problem, None, "overall_judgement")
 
 
-@method(family="reward_learning", config=Config, skip=skip)
+@method(family="reward_learning", config=Config, skip=skip, accepts=RuleWorldProblem)
 def solve(problem: RuleWorldProblem, config: Config, ctx: RunContext) -> RuleWorldResult:
     labels = (problem.overall_a >= problem.overall_b).astype(int)
     return labelled_result(problem, labels, 0, config.rm_l2)

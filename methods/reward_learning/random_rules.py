@@ -33,7 +33,7 @@ def skip(problem, config: Config) -> str | None:
     return rules_skip(problem, config.num_rules, "random_rules")
 
 
-@method(family="reward_learning", config=Config, skip=skip)
+@method(family="reward_learning", config=Config, skip=skip, accepts=RuleWorldProblem)
 def solve(problem: RuleWorldProblem, config: Config, ctx: RunContext) -> RuleWorldResult:
     n, k = problem.scores_a.shape
     rules = np.argsort(ctx.rng.random((n, k)), axis=1)[:, : config.num_rules]   # k of K without replacement

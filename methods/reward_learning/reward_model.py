@@ -27,7 +27,7 @@ import numpy as np
 
 from bench.context import RunContext
 from bench.registry import method
-from tasks.reward_learning import RewardBenchProblem, RewardBenchResult, kind_skip
+from tasks.reward_learning import RewardBenchProblem, RewardBenchResult
 
 SMOKE = {"model": "tiny-gpt2", "batch_size": 16}
 TEMPLATES = ("auto", "tokenizer", "plain")
@@ -63,11 +63,7 @@ def format_texts(tokenizer, prompts, responses, chat_template: str) -> list[str]
     return [f"Human: {p}\n\nAssistant: {r}{eos}" for p, r in zip(prompts, responses)]
 
 
-def skip(problem, config: Config) -> str | None:
-    return kind_skip(problem, RewardBenchProblem, "reward_model")
-
-
-@method(family="reward_learning", config=Config, skip=skip, hardware=("cpu", "cuda"))
+@method(family="reward_learning", config=Config, accepts=RewardBenchProblem, hardware=("cpu", "cuda"), smoke=SMOKE)
 def solve(problem: RewardBenchProblem, config: Config, ctx: RunContext) -> RewardBenchResult:
     from bench.toolkit.models import load_model, score_texts
 

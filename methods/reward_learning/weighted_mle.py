@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from bench.context import RunContext
 from bench.registry import method
 from methods.reward_learning._bt import fit_bt, voronoi_weights
-from tasks.reward_learning import ClonesProblem, ClonesResult, kind_skip
+from tasks.reward_learning import ClonesProblem, ClonesResult
 
 SMOKE = {"samples": 20_000}
 
@@ -39,11 +39,7 @@ class Config:
             raise ValueError(f"lam must be > 0 and samples >= 1, got lam={self.lam}, samples={self.samples}")
 
 
-def skip(problem, config: Config) -> str | None:
-    return kind_skip(problem, ClonesProblem, "weighted_mle")
-
-
-@method(family="reward_learning", config=Config, skip=skip)
+@method(family="reward_learning", config=Config, accepts=ClonesProblem, smoke=SMOKE)
 def solve(problem: ClonesProblem, config: Config, ctx: RunContext) -> ClonesResult:
     w, w_clones = voronoi_weights([problem.points, problem.clone_points], problem.box, config.samples, ctx.rng)
     return ClonesResult(reward=fit_bt(problem.win, w, config.lam),

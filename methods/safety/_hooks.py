@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from tasks.safety._lm import encode, last_index
+from tasks.safety import encode, last_index
 
 
 def stream_modules(model) -> list:

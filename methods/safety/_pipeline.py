@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from methods.safety._hooks import Ablation, eligible, rewrite, stream_states, trigger_removal
-from tasks.safety import ANALYSIS, TEST, RefusalProblem
-from tasks.safety._lm import chat_prompts
+from tasks.safety import ANALYSIS, TEST, RefusalProblem, chat_prompts
 
 REFERENCES = ("harmless_mean", "zero")
 

@@ -42,8 +42,7 @@ from bench.registry import method
 from methods.safety._directions import TAUS, components, effective_rank, orient, probe_accuracy, shift_residual
 from methods.safety._hooks import Ablation, stream_states
 from methods.safety._pipeline import REFERENCES, ablate_and_attack, make_ablation
-from tasks.safety import ANALYSIS, TEST, RefusalProblem, RefusalResult, threshold_accuracy
-from tasks.safety._lm import chat_prompts
+from tasks.safety import ANALYSIS, TEST, RefusalProblem, RefusalResult, chat_prompts, threshold_accuracy
 
 SMOKE = {"secondary": 3}
 
@@ -95,16 +94,18 @@ def secondary_effects(problem: RefusalProblem, dirs: np.ndarray, source: int, ta
     effects = []
     for j in range(1, min(k, len(dirs[source]))):
         edit = Ablation(dirs[source, j][None, :], layers=(source,))          # projection mode, every position
-        moved = stream_states(model, tok, formatted, problem.batch_size, problem.device, edit)[0][target] @ dirs[target, 0]
+        moved = stream_states(model, tok, formatted, problem.batch_size, problem.device,
+                              edit)[0][target] @ dirs[target, 0]
         effects.append(float(np.mean(moved[harm] - clean[harm]) / (clean.std() + 1e-12)))
     return np.array(effects)
 
 
 def skip(problem, config: Config) -> str | None:
-    return None if isinstance(problem, RefusalProblem) else f"multi_direction takes RefusalProblem, not {type(problem).__name__}"
+    return (None if isinstance(problem, RefusalProblem)
+            else f"multi_direction takes RefusalProblem, not {type(problem).__name__}")
 
 
-@method(family="safety", config=Config, skip=skip, hardware=("cpu", "cuda"))
+@method(family="safety", config=Config, skip=skip, hardware=("cpu", "cuda"), smoke=SMOKE)
 def solve(problem: RefusalProblem, config: Config, ctx: RunContext) -> RefusalResult:
     formatted = chat_prompts(problem.tokenizer, problem.prompts)
     x, _ = stream_states(problem.base_model, problem.tokenizer, formatted, problem.batch_size, problem.device)

@@ -7,7 +7,8 @@ extend. Per hidden-state layer ℓ of the fine-tuned model, on the analysis prom
 scores = h_ℓ·r̂_ℓ on the fine-tuned model's own last-token residual stream, judged as the dominant
 direction is (threshold at the refusal-rate percentile). The layer whose r̂ predicts refusal best on
 the analysis prompts is ablated at every layer, last token (h ← h − ((h·r̂) − c_ℓ) r̂ with c_ℓ the
-harmless mean, or c = 0: Arditi's directional ablation, `ablation="zero"`), and drives the same one-round trigger-removal attack as multi_direction (relevance on the base model).
+harmless mean, or c = 0: Arditi's directional ablation, `ablation="zero"`), and drives the same one-round
+trigger-removal attack as multi_direction (relevance on the base model).
 
 Fidelity: approximate. Arditi et al. pick the layer and position by a refusal / KL score over
 candidate directions at several post-instruction positions and evaluate generations with a judge;
@@ -24,8 +25,7 @@ from bench.context import RunContext
 from bench.registry import method
 from methods.safety._hooks import stream_states
 from methods.safety._pipeline import REFERENCES, ablate_and_attack, make_ablation
-from tasks.safety import ANALYSIS, RefusalProblem, RefusalResult, threshold_accuracy
-from tasks.safety._lm import chat_prompts
+from tasks.safety import ANALYSIS, RefusalProblem, RefusalResult, chat_prompts, threshold_accuracy
 
 
 @dataclass(frozen=True)

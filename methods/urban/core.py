@@ -59,7 +59,7 @@ def schedule(config) -> Schedule:
                     config.align_weight, config.rec_weight)
 
 
-@method(family="urban", config=Config)
+@method(family="urban", config=Config, smoke=SMOKE)
 def solve(problem: TwoCityProblem, config: Config, ctx: RunContext) -> TwoCityResult:
     h_s, h_t = train_embeddings([problem.source, problem.target], schedule(config), ctx)
     return TwoCityResult(predictions=ridge_transfer(h_s, problem.source.labels, h_t, config.ridge_alpha))

@@ -43,7 +43,7 @@ def schedule(config) -> Schedule:
                     align_weight=0.0, rec_weight=0.0)
 
 
-@method(family="urban", config=Config)
+@method(family="urban", config=Config, smoke=SMOKE)
 def solve(problem: TwoCityProblem, config: Config, ctx: RunContext) -> TwoCityResult:
     h_s, h_t = separate_embeddings(problem, schedule(config), ctx)
     return TwoCityResult(predictions=ridge_transfer(h_s, problem.source.labels, h_t, config.ridge_alpha))

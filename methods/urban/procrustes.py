@@ -54,7 +54,7 @@ def align_target(h_s, h_t, config: Config, ctx: RunContext):
     return sd_s * (y @ w.T) + mu_s
 
 
-@method(family="urban", config=Config)
+@method(family="urban", config=Config, smoke=SMOKE)
 def solve(problem: TwoCityProblem, config: Config, ctx: RunContext) -> TwoCityResult:
     schedule = Schedule(config.dim, config.layers, config.heads, config.epochs, config.lr, probes=1,
                         align_weight=0.0, rec_weight=0.0)

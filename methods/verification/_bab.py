@@ -23,13 +23,27 @@ import numpy as np
 import torch
 
 from bench.context import RunContext
-from tasks.verification import Problem, Result
-from tasks.verification._formula import (TRUE_, FALSE_, And, decide, interval, sat_bounds, split_input_bounds,
-                                         uses_outputs)
-from tasks.verification._network import one_thread
-from tasks.verification._population import InputSpace
+from methods.verification._bounds import BOUNDS
+from tasks.verification import (FALSE_, TRUE_, And, InputSpace, Problem, Result, decide, interval, one_thread,
+                                sat_bounds, split_input_bounds, uses_outputs)
 
 RTOL = 1e-5  # a generator is finished when ub − lb <= RTOL·ub (probspecs' default)
+
+
+# the settings of PV and its heuristic variants (pv, pv_ibp, pv_longest_edge, pv_random)
+@dataclass(frozen=True)
+class Config:
+    batch_size: int = 512          # branches split per iteration (paper: 1024 FairSquare, 512 ACAS Xu / MiniACSIncome)
+    max_iterations: int = 100_000  # iteration budget
+    time_limit_s: float = 60.0     # time budget (paper: 900 s FairSquare, 3600 s MiniACSIncome)
+    precision: float = 0.0         # > 0: bound every probability to this width instead of stopping when decided
+    split_bounds: str = "ibp"      # split_heuristic_params.auto_lirpa_method: bounds that score smart-branching splits
+
+    def __post_init__(self) -> None:
+        if self.batch_size < 1 or self.max_iterations < 0 or self.time_limit_s <= 0 or self.precision < 0:
+            raise ValueError("batch_size must be >= 1, max_iterations >= 0, time_limit_s > 0, precision >= 0")
+        if self.split_bounds not in BOUNDS:
+            raise ValueError(f"split_bounds {self.split_bounds!r} unknown; allowed: {', '.join(BOUNDS)}")
 
 
 @dataclass
@@ -91,7 +105,8 @@ class ProbabilityBounds:
             self.upper = float(root[0].mass.sum())
             self.branches = self.prune(root)
         else:  # the symbolic bounds are contradictory: an empty event
-            self.branches = self.prune(self.children(torch.zeros(0, lb.size, dtype=torch.float64), torch.zeros(0, lb.size, dtype=torch.float64)))
+            self.branches = self.prune(self.children(torch.zeros(0, lb.size, dtype=torch.float64),
+                                                     torch.zeros(0, lb.size, dtype=torch.float64)))
 
     def sat(self, lb: torch.Tensor, ub: torch.Tensor, bound: Callable | None = None):
         """Satisfaction bounds and three-valued status of φ on (N, d) boxes."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import torch
 
-from tasks.verification._network import Network
+from tasks.verification import Network
 
 
 def _affine_interval(W: torch.Tensor, b: torch.Tensor, lb: torch.Tensor, ub: torch.Tensor):

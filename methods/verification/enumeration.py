@@ -16,10 +16,7 @@ from dataclasses import dataclass
 
 from bench.context import RunContext
 from bench.registry import method
-from tasks.verification import Problem, Result
-from tasks.verification._exact import exact_probabilities
-from tasks.verification._network import one_thread
-from tasks.verification._formula import decide, interval
+from tasks.verification import Problem, Result, decide, exact_probabilities, interval, one_thread
 
 
 @dataclass(frozen=True)
@@ -36,7 +33,8 @@ def skip(problem: Problem, config: Config) -> str | None:
     if not problem.population.discrete:
         return "enumeration needs a discrete input space; this one has continuous variables"
     if problem.population.support_size() > config.max_points:
-        return f"the input space has {problem.population.support_size()} points, more than max_points={config.max_points}"
+        return (f"the input space has {problem.population.support_size()} points, "
+                f"more than max_points={config.max_points}")
     return None
 
 

@@ -24,10 +24,8 @@ from scipy import stats
 
 from bench.context import RunContext
 from bench.registry import method
-from tasks.verification import Problem, Result
 from methods.verification._bab import flatten, root_box
-from tasks.verification._network import one_thread
-from tasks.verification._formula import And, decide, holds, interval, split_input_bounds
+from tasks.verification import And, Problem, Result, decide, holds, interval, one_thread, split_input_bounds
 
 SMOKE = {"max_samples": 20_000}
 
@@ -76,7 +74,7 @@ def _count(problem: Problem, probs, boxes, n: int, chunk: int, rng) -> tuple[np.
     return hits, given
 
 
-@method(family="verification", config=Config)
+@method(family="verification", config=Config, smoke=SMOKE)
 @one_thread
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     start = time.perf_counter()

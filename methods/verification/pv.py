@@ -18,12 +18,11 @@ switch to guarantees).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import partial
 
 from bench.context import RunContext
 from bench.registry import method
-from methods.verification._bab import branch_and_bound
+from methods.verification._bab import Config, branch_and_bound
 from methods.verification._bounds import BOUNDS, crown
 from methods.verification._heuristics import prob_mass, smart_branching
 from tasks.verification import Problem, Result
@@ -31,22 +30,7 @@ from tasks.verification import Problem, Result
 SMOKE = {"max_iterations": 5, "batch_size": 32}
 
 
-@dataclass(frozen=True)
-class Config:
-    batch_size: int = 512          # branches split per iteration (paper: 1024 FairSquare, 512 ACAS Xu / MiniACSIncome)
-    max_iterations: int = 100_000  # iteration budget
-    time_limit_s: float = 60.0     # time budget (paper: 900 s FairSquare, 3600 s MiniACSIncome)
-    precision: float = 0.0         # > 0: bound every probability to this width instead of stopping when decided
-    split_bounds: str = "ibp"      # split_heuristic_params.auto_lirpa_method: bounds that score smart-branching splits
-
-    def __post_init__(self) -> None:
-        if self.batch_size < 1 or self.max_iterations < 0 or self.time_limit_s <= 0 or self.precision < 0:
-            raise ValueError("batch_size must be >= 1, max_iterations >= 0, time_limit_s > 0, precision >= 0")
-        if self.split_bounds not in BOUNDS:
-            raise ValueError(f"split_bounds {self.split_bounds!r} unknown; allowed: {', '.join(BOUNDS)}")
-
-
-@method(family="verification", config=Config)
+@method(family="verification", config=Config, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     split = partial(smart_branching, bound=BOUNDS[config.split_bounds])
     return branch_and_bound(problem, config, ctx, bound=crown, select=prob_mass, split=split)

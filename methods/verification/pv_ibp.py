@@ -13,14 +13,15 @@ from functools import partial
 
 from bench.context import RunContext
 from bench.registry import method
-from methods.verification._bab import branch_and_bound
+from methods.verification._bab import Config, branch_and_bound
 from methods.verification._bounds import BOUNDS, ibp
 from methods.verification._heuristics import prob_mass, smart_branching
-from methods.verification.pv import SMOKE, Config  # noqa: F401 - SMOKE is read by the conformance suite
 from tasks.verification import Problem, Result
 
+SMOKE = {"max_iterations": 5, "batch_size": 32}
 
-@method(family="verification", config=Config)
+
+@method(family="verification", config=Config, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     split = partial(smart_branching, bound=BOUNDS[config.split_bounds])
     return branch_and_bound(problem, config, ctx, bound=ibp, select=prob_mass, split=split)

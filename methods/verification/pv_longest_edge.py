@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from bench.context import RunContext
 from bench.registry import method
-from methods.verification._bab import branch_and_bound
+from methods.verification._bab import Config, branch_and_bound
 from methods.verification._bounds import crown
 from methods.verification._heuristics import longest_edge, prob_mass
-from methods.verification.pv import SMOKE, Config  # noqa: F401 - SMOKE is read by the conformance suite
 from tasks.verification import Problem, Result
 
+SMOKE = {"max_iterations": 5, "batch_size": 32}
 
-@method(family="verification", config=Config)
+
+@method(family="verification", config=Config, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     return branch_and_bound(problem, config, ctx, bound=crown, select=prob_mass, split=longest_edge)

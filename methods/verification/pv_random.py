@@ -1,4 +1,5 @@
-"""PV with random branch selection and random-tie longest-edge splits: the heuristic comparison's weak end (probspecs config `random`).
+"""PV with random branch selection and random-tie longest-edge splits: the heuristic comparison's weak end (probspecs
+config `random`).
 
 Paper: arXiv 2405.17556, the heuristic comparison (prob-mass / prob-and-log-bounds against random
 heuristics). Branches to split are drawn uniformly at random among the open ones; the split
@@ -12,13 +13,14 @@ from __future__ import annotations
 
 from bench.context import RunContext
 from bench.registry import method
-from methods.verification._bab import branch_and_bound
+from methods.verification._bab import Config, branch_and_bound
 from methods.verification._bounds import crown
 from methods.verification._heuristics import longest_edge, random_branches
-from methods.verification.pv import SMOKE, Config  # noqa: F401 - SMOKE is read by the conformance suite
 from tasks.verification import Problem, Result
 
+SMOKE = {"max_iterations": 5, "batch_size": 32}
 
-@method(family="verification", config=Config)
+
+@method(family="verification", config=Config, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     return branch_and_bound(problem, config, ctx, bound=crown, select=random_branches, split=longest_edge)

@@ -39,6 +39,6 @@ class Config:
             raise ValueError("batch_size must be >= 1, max_iterations >= 0, time_limit_s > 0, precision >= 0")
 
 
-@method(family="verification", config=Config)
+@method(family="verification", config=Config, smoke=SMOKE)
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     return branch_and_bound(problem, config, ctx, bound=ibp, select=all_branches, split=uniform_grid)

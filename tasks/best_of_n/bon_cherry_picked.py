@@ -35,7 +35,8 @@ class Config:
         if not 1 <= self.top_k < self.L:
             raise ValueError(f"need 1 <= top_k < L, got top_k={self.top_k}, L={self.L}")
         if not (self.top_prob > 0 and self.top_k * self.top_prob < 1):
-            raise ValueError(f"need top_prob > 0 and top_k·top_prob < 1, got top_prob={self.top_prob}, top_k={self.top_k}")
+            raise ValueError("need top_prob > 0 and top_k·top_prob < 1, "
+                             f"got top_prob={self.top_prob}, top_k={self.top_k}")
 
 
 @task(family="best_of_n", config=Config, version=1)

@@ -60,7 +60,8 @@ METRICS = {
     "accuracy_before": Metric(True, "", False, "multiple-choice accuracy before tuning"),
     "confidence_after": Metric(False, "", False, "mean confidence after tuning (compare with accuracy_after)"),
     "confidence_before": Metric(False, "", False, "mean confidence before tuning"),
-    "ece_full_vocab_after": Metric(False, "", False, "ECE with the letter's full-vocabulary softmax as confidence, after"),
+    "ece_full_vocab_after": Metric(False, "", False, "ECE with the letter's full-vocabulary softmax as confidence, "
+                                   "after"),
     "ece_full_vocab_before": Metric(False, "", False, "the same before tuning"),
     "bayes_accuracy": Metric(True, "", False, "accuracy of the true distributions' mode (the best possible)"),
     "sft_final_loss": Metric(False, "nats", False, "the method's SFT objective on its last step"),

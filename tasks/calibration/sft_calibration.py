@@ -88,7 +88,7 @@ def _pretrained_dir(config: Config, probs: np.ndarray, ctx: RunContext):
     return cached_dir(config.cache_dir, settings, make)
 
 
-@task(family="calibration", config=Config, version=1)
+@task(family="calibration", config=Config, version=1, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> CalibrationProblem:
     rng = np.random.default_rng([ctx.seed, 7])                                  # the world, separate from training
     probs = rng.dirichlet(np.full(len(LETTERS), config.alpha), size=config.entities)  # (E, 4) p_i

@@ -31,6 +31,9 @@ import networkx as nx
 import numpy as np
 
 from bench.spec import Metric
+# what the family's methods may use of its worlds, beyond the problem and result types (they import no private
+# task module: tests/test_layers.py)
+from tasks.causal._sem import topological_order as topological_order
 
 SID_MAX_NODES = 30
 
@@ -71,7 +74,8 @@ class Result:
 
 METRICS = {
     "f1": Metric(True, "", True, "F1 of directed edges (gcastle MetricsDAG; an undirected edge counts both ways)"),
-    "shd": Metric(False, "edges", False, "structural Hamming distance (gcastle: reversals count once, undirected-on-true-edge 0)"),
+    "shd": Metric(False, "edges", False, "structural Hamming distance "
+                  "(gcastle: reversals count once, undirected-on-true-edge 0)"),
     "precision": Metric(True, "", False, "true directed edges / predicted directed edges"),
     "recall": Metric(True, "", False, "true directed edges found / true edges"),
     "sid": Metric(False, "pairs", False, "structural intervention distance (DAG estimates, small d)"),

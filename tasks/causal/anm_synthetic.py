@@ -44,7 +44,7 @@ class Config:
                              f"density={self.density}, n={self.n}, noise_scale={self.noise_scale}")
 
 
-@task(family="causal", config=Config, version=1)
+@task(family="causal", config=Config, version=1, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> Problem:
     make_graph = _sem.erdos_renyi if config.graph == "er" else _sem.scale_free
     adj = make_graph(ctx.rng, config.d, config.d * config.density)

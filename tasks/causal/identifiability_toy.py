@@ -57,7 +57,7 @@ def effect(causes: np.ndarray, mechanism: str) -> np.ndarray:
     return g.sum(axis=1)
 
 
-@task(family="causal", config=Config, version=1)
+@task(family="causal", config=Config, version=1, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> Problem:
     rng, k = ctx.rng, config.parents
     if config.cause == "uniform":

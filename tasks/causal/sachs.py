@@ -73,7 +73,7 @@ def true_adjacency() -> np.ndarray:
     return adj
 
 
-@task(family="causal", config=Config, version=1)
+@task(family="causal", config=Config, version=1, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> Problem:
     """Deterministic: the first n_samples rows; ctx is unused."""
     path = data_path(config.path)

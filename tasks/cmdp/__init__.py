@@ -23,6 +23,9 @@ import numpy as np
 from bench.context import log_spaced_steps
 from bench.spec import Metric
 from tasks.cmdp._model import occupancy
+# what the family's methods may use of its worlds, beyond the problem and result types (they import no private
+# task module: tests/test_layers.py)
+from tasks.cmdp._model import flow_matrix as flow_matrix
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,7 +121,8 @@ def score(problem: Problem, result: Result) -> dict[str, float]:
         "ratio_bound": ratio_bound,
         "reward_ratio_margin": ratio - ratio_bound,
         "max_lambda": lam,
-        "lambda_bound": 112.0 * problem.m * problem.n_layers ** 2 / problem.rho ** 2 if problem.rho > 0 else float("nan"),
+        "lambda_bound": (112.0 * problem.m * problem.n_layers ** 2 / problem.rho ** 2 if problem.rho > 0
+                         else float("nan")),
         "rho": problem.rho,
         "horizon": float(problem.T),
     }

@@ -44,7 +44,7 @@ class Config:
             raise ValueError(f"n_switches must lie in [1, T], got {self.n_switches}")
 
 
-@task(family="cmdp", config=Config, version=2)  # 2: reports the horizon (rates fitted across T)
+@task(family="cmdp", config=Config, version=2, smallest=SMALLEST)  # 2: reports the horizon (rates fitted across T)
 def build(config: Config, ctx: RunContext) -> Problem:
     """The instance; ctx is unused (the CMDP comes from config.instance_seed)."""
     rng = np.random.default_rng(config.instance_seed)

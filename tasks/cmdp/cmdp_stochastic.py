@@ -54,7 +54,7 @@ def assemble(config, r: np.ndarray, g: np.ndarray, P: np.ndarray, layers, phase:
                    rho=_model.slater_rho(P, layers, g_avg, alpha), adversarial=len(r) > 1)
 
 
-@task(family="cmdp", config=Config, version=2)  # 2: reports the horizon (rates fitted across T)
+@task(family="cmdp", config=Config, version=2, smallest=SMALLEST)  # 2: reports the horizon (rates fitted across T)
 def build(config: Config, ctx: RunContext) -> Problem:
     """The instance; ctx is unused (the CMDP comes from config.instance_seed)."""
     rng = np.random.default_rng(config.instance_seed)

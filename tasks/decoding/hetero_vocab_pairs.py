@@ -78,7 +78,7 @@ def _local_dir(config: Config) -> str:
     return str(build_pairs(settings, config.cache_dir))
 
 
-@task(family="decoding", config=Config, version=1)
+@task(family="decoding", config=Config, version=1, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> DecodingProblem:
     needs_local = not (config.target and config.drafter and config.same_drafter)
     local = _local_dir(config) if needs_local else ""

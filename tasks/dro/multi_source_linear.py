@@ -47,7 +47,7 @@ class Config:
         _designs.check_sizes(self.n_train, self.n_test, self.n_source)
 
 
-@task(family="dro", config=Config, version=1)
+@task(family="dro", config=Config, version=1, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> Problem:
     rng, d = ctx.rng, config.dim
     weights = UNEQUAL_WEIGHTS if config.unequal else EQUAL_WEIGHTS

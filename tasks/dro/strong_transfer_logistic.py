@@ -41,7 +41,7 @@ class Config:
         _designs.check_sizes(self.n_train, self.n_test, self.n_source)
 
 
-@task(family="dro", config=Config, version=1)
+@task(family="dro", config=Config, version=1, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> Problem:
     rng, d = ctx.rng, config.dim
     beta, theta = _designs.correlated_coefficients(rng, d, config.support, config.rho, config.signal, (1.0,))

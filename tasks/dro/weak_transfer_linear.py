@@ -44,7 +44,7 @@ class Config:
             raise ValueError(f"x_corr must lie in (-1, 1), got {self.x_corr}")
 
 
-@task(family="dro", config=Config, version=1)
+@task(family="dro", config=Config, version=1, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> Problem:
     rng, d = ctx.rng, config.dim
     beta, theta = _designs.correlated_coefficients(rng, d, d, config.rho, config.signal, (1.0,))

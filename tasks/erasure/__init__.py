@@ -32,6 +32,9 @@ import numpy as np
 import torch
 
 from bench.spec import Metric, Resources
+# what the family's methods may use of its worlds, beyond the problem and result types (they import no private
+# task module: tests/test_layers.py)
+from tasks.erasure._flux import euler_sample as euler_sample, record_last_block as record_last_block
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,11 +99,14 @@ class ErasureResult:
 RESOURCES = Resources(cpus=1.0, gpus=0.0, memory_gb=2.0)
 
 METRICS = {
-    "concept_rate": Metric(False, "", True, "fraction of concept-prompt generations the frozen classifier labels as the erased concept"),
+    "concept_rate": Metric(False, "", True, "fraction of concept-prompt generations the frozen classifier labels "
+                           "as the erased concept"),
     "synonym_rate": Metric(False, "", False, "the same for prompts that name the concept by a synonym"),
     "shuffled_rate": Metric(False, "", False, "the same for concept prompts with shuffled word order"),
-    "preserve_accuracy": Metric(True, "", False, "fraction of generations for preserved concepts classified as their own class"),
-    "feature_fd": Metric(False, "", False, "Fréchet distance of classifier features, edited vs original model, preserved prompts (same noise)"),
+    "preserve_accuracy": Metric(True, "", False, "fraction of generations for preserved concepts classified "
+                                "as their own class"),
+    "feature_fd": Metric(False, "", False, "Fréchet distance of classifier features, edited vs original model, "
+                         "preserved prompts (same noise)"),
 }
 
 
@@ -174,7 +180,8 @@ def frechet_distance(a: np.ndarray, b: np.ndarray) -> float:
 
 def concept_scores(problem: ErasureProblem, judged: dict) -> dict[str, float]:
     """The metrics of judged generations {set name: (labels, features)} (the sets of `problem.eval_prompts`)."""
-    rate = {name: float(np.mean(judged[name][0] == problem.concept_class)) for name in ("concept", "shuffled", "synonym")}
+    rate = {name: float(np.mean(judged[name][0] == problem.concept_class))
+            for name in ("concept", "shuffled", "synonym")}
     labels, feats = judged["preserve"]
     return {
         "concept_rate": rate["concept"], "synonym_rate": rate["synonym"], "shuffled_rate": rate["shuffled"],

@@ -128,7 +128,8 @@ class PipelineBackbone:
         scheduler = copy.deepcopy(pipe.scheduler)
         scheduler.set_timesteps(sigmas=np.linspace(1.0, 1 / steps, steps), mu=mu, device="cpu")
         self.grid = scheduler.sigmas.float()                           # (steps + 1,), the Euler grid
-        self.timesteps = scheduler.timesteps.float()                   # (steps,), sigma · 1000 as the pipeline feeds them
+        self.timesteps = scheduler.timesteps.float()                   # (steps,), sigma · 1000 as the pipeline
+                                                                       # feeds them
 
     def encode(self, prompts: list[str]) -> Text:
         with torch.no_grad():

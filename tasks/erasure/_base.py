@@ -129,7 +129,8 @@ def load(directory: str | Path):
     encoder.load_state_dict(torch.load(root / "text_encoder.pt", weights_only=True))
     arrays = np.load(root / "classifier.npz")
     classifier = [arrays[f"arr_{i}"] for i in range(4)]
-    return transformer.eval().requires_grad_(False), encoder.requires_grad_(False), classifier, float(arrays["accuracy"])
+    return (transformer.eval().requires_grad_(False), encoder.requires_grad_(False), classifier,
+            float(arrays["accuracy"]))
 
 
 def cached_base(settings: BaseSettings, cache_dir: str, log=None):

@@ -71,7 +71,8 @@ class TextEncoder(nn.Module):
     def __init__(self, seed: int = 0):
         super().__init__()
         generator = torch.Generator().manual_seed(seed)
-        with torch.random.fork_rng():  # the layers' default init (the biases kept below) draws from the global generator
+        with torch.random.fork_rng():  # the layers' default init (the biases kept below) draws from the global
+                                       # generator
             torch.manual_seed(seed)
             self.embed = nn.Embedding(len(VOCAB), TEXT_DIM)
             self.position = nn.Parameter(torch.zeros(MAX_TOKENS, TEXT_DIM))

@@ -106,7 +106,8 @@ class Config:
         if any(WORD_CLASS[w] != target for w in self.synonyms):
             raise ValueError(f"synonyms {self.synonyms} must name the same digit as {self.concept!r}")
         if any(WORD_CLASS[w] == target for w in (*self.irrelevant, *self.preserve)):
-            raise ValueError(f"irrelevant {self.irrelevant} and preserve {self.preserve} must not name {self.concept!r}")
+            raise ValueError(f"irrelevant {self.irrelevant} and preserve {self.preserve} "
+                             f"must not name {self.concept!r}")
 
     def _check_free_concepts(self, words) -> None:
         if any(not w.strip() or w != " ".join(w.split()) or "{" in w for w in words):
@@ -144,7 +145,7 @@ def _pipeline_world(config: Config, ctx: RunContext):
     return backbone, judge, math.nan, 0, list(range(1, len(config.preserve) + 1))
 
 
-@task(family="erasure", config=Config, version=1)
+@task(family="erasure", config=Config, version=1, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> ErasureProblem:
     backbone, judge, accuracy, concept_class, preserve_classes = (
         _pipeline_world if config.pipeline else _tiny_world)(config, ctx)

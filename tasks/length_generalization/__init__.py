@@ -145,7 +145,8 @@ METRICS = {
     "corr_train_loss_long_loss": Metric(True, "", False, "Pearson correlation across checkpoints of train_length_loss "
                                         "with long_length_loss (LM)"),
     "corr_advantage": Metric(True, "", False, "|corr_misalignment_long_loss| − |corr_train_loss_long_loss|: > 0 "
-                             "when the misalignment tracks long-length loss better than the training-length loss does (LM)"),
+                             "when the misalignment tracks long-length loss better than the training-length loss "
+                             "does (LM)"),
 }
 
 

@@ -18,6 +18,6 @@ SMALLEST = {"eval_lengths": (10, 20), "eval_sequences": 16}
 Config = BitsConfig
 
 
-@task(family="length_generalization", config=Config, version=1)
+@task(family="length_generalization", config=Config, version=1, problem=RegressionProblem, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> RegressionProblem:
     return build_bits(config, "mean", 0.05, ctx.rng)

@@ -53,7 +53,7 @@ class Config:
             raise ValueError(f"eval_sequences must be >= 1, got {self.eval_sequences}")
 
 
-@task(family="length_generalization", config=Config, version=1)
+@task(family="length_generalization", config=Config, version=1, problem=LMProblem, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> LMProblem:
     rng = ctx.rng
     transitions = rng.dirichlet(np.full(config.vocab, config.concentration), size=(config.topics, config.vocab))

@@ -59,7 +59,8 @@ class PairedProblem:
 
     def __post_init__(self) -> None:
         n, m = len(self.train_image), len(self.test_image)
-        if len(self.train_text) != n or len(self.train_keys) != n or self.train_text_mask.shape != self.train_text.shape[:2]:
+        if (len(self.train_text) != n or len(self.train_keys) != n
+                or self.train_text_mask.shape != self.train_text.shape[:2]):
             raise ValueError("train_image, train_text, train_text_mask and train_keys must describe the same n pairs")
         if len(self.test_text) != m or len(self.test_keys) != m or len(self.test_labels) != m:
             raise ValueError("test_image, test_text, test_keys and test_labels must describe the same m pairs")
@@ -128,7 +129,8 @@ def _usage_scores(usage: np.ndarray) -> dict[str, float]:
 def score(problem: PairedProblem, result: RetrievalResult) -> dict[str, float]:
     m = len(problem.test_keys)
     if result.sim_i2t.shape != (m, m) or result.sim_t2i.shape != (m, m):
-        raise ValueError(f"sim_i2t and sim_t2i must be ({m}, {m}), got {result.sim_i2t.shape} and {result.sim_t2i.shape}")
+        raise ValueError(f"sim_i2t and sim_t2i must be ({m}, {m}), "
+                         f"got {result.sim_i2t.shape} and {result.sim_t2i.shape}")
     if result.class_sim.shape != (m, len(problem.class_names)):
         raise ValueError(f"class_sim must be ({m}, {len(problem.class_names)}), got {result.class_sim.shape}")
     relevant = problem.test_keys[:, None] == problem.test_keys[None, :]       # symmetric: i2t and t2i alike

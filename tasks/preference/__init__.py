@@ -52,6 +52,9 @@ from bench.spec import Metric
 from tasks.preference._harness import LONGBENCH_CATEGORIES
 from tasks.preference._long_context import LENGTHS
 from tasks.preference._world import CATEGORIES
+# what the family's methods may use of its worlds, beyond the problem and result types (they import no private
+# task module: tests/test_layers.py)
+from tasks.preference._long_context import synthesize_positions as synthesize_positions
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,9 +74,11 @@ class PreferenceProblem:
     label_temperature: float               # τ of the annotator's Bradley–Terry / Plackett–Luce model
     max_new_tokens: int
     categories: tuple[str, ...] = CATEGORIES
-    pairwise_judge: Callable | None = None  # (prompts, responses, baseline) -> P(answer ≻ baseline) (AlpacaEval's judge)
+    pairwise_judge: Callable | None = None  # (prompts, responses, baseline) -> P(answer ≻ baseline) (AlpacaEval's
+                                            # judge)
     position_window: int = 0               # K of LOGO's position synthesis for the training data (0: real positions)
-    external_eval: Callable | None = None  # (model, tokenizer, device) -> {metric: value} on the trained policy (lm_eval)
+    external_eval: Callable | None = None  # (model, tokenizer, device) -> {metric: value} on the trained policy
+                                           # (lm_eval)
     lc_win_rate: Callable | None = None    # (preferences, answer lengths, baseline lengths) -> LC in [0, 1] or None
                                            # (not computable); the field None: the simple per-model fit
 
@@ -95,20 +100,24 @@ METRICS = {
     "gold_reward": Metric(True, "", False, "category-balanced mean gold reward of the policy's answers"),
     "kl_to_reference": Metric(False, "nats", False, "Monte-Carlo KL(π‖π_ref) over the policy's sampled answers"),
     "mean_length": Metric(False, "chars", False, "mean length of the policy's answers"),
-    "reward_pearson": Metric(True, "", False, "per-prompt Pearson of the implicit reward and the true reward, averaged"),
+    "reward_pearson": Metric(True, "", False, "per-prompt Pearson of the implicit reward and the true reward, "
+                             "averaged"),
     "slope1_error": Metric(False, "", False, "ε̂ = mean_x min_c mean_y (r_θ − r*/τ − c)², slope-1 linearity error"),
     "on_policy_fraction": Metric(True, "", False, "realised share of on-policy pairs in the training data"),
-    "longbench_average": Metric(True, "", False, "LongBench (English, code excluded) mean of the five category scores × 100 (LOGO Table 1)"),
+    "longbench_average": Metric(True, "", False, "LongBench (English, code excluded) mean of the five category scores "
+                                "× 100 (LOGO Table 1)"),
     **{f"longbench_{c}": Metric(True, "", False, f"LongBench {c.replace('_', ' ')}: mean task score × 100")
        for c in LONGBENCH_CATEGORIES},
-    "reward_pearson_seen": Metric(True, "", False, "reward_pearson over the responses of each prompt's annotated lists"),
+    "reward_pearson_seen": Metric(True, "", False, "reward_pearson over the responses of each prompt's "
+                                  "annotated lists"),
     "slope1_error_seen": Metric(False, "", False, "slope1_error over the responses of each prompt's annotated lists"),
     "true_value": Metric(True, "", False, "exact J = E_x E_{y~πθ} r*(x, y) (bandit world)"),
     "train_loss": Metric(False, "nats", False, "the method's training objective on all the data at the end"),
     "true_value_at_kl": Metric(True, "", False, "J where the training trace first reaches KL(πθ‖π_ref) = kl_budget"),
     **{f"win_rate_{c}": Metric(True, "", False, f"win rate on the {c} prompts") for c in CATEGORIES},
     **{f"gold_reward_{c}": Metric(True, "", False, f"mean gold reward on the {c} prompts") for c in CATEGORIES},
-    **{f"win_rate_{c}": Metric(True, "", False, f"win rate on the {c} contexts ({n} chunks)") for c, n in LENGTHS.items()},
+    **{f"win_rate_{c}": Metric(True, "", False, f"win rate on the {c} contexts ({n} chunks)")
+       for c, n in LENGTHS.items()},
     **{f"gold_reward_{c}": Metric(True, "", False, f"answer accuracy on the {c} contexts ({n} chunks)")
        for c, n in LENGTHS.items()},
 }
@@ -191,10 +200,12 @@ def slope1_metrics(learned: np.ndarray, true: np.ndarray) -> dict[str, float]:
 def _score_world(problem: PreferenceProblem, result: PreferenceResult) -> dict[str, float]:
     n = len(problem.eval_prompts)
     if len(result.responses) != n:
-        raise ValueError(f"PreferenceResult.responses must hold one answer per eval prompt ({n}), got {len(result.responses)}")
+        raise ValueError(f"PreferenceResult.responses must hold one answer per eval prompt ({n}), "
+                         f"got {len(result.responses)}")
     if problem.pairwise_judge is not None:
         gold = None
-        wins = np.asarray(problem.pairwise_judge(problem.eval_prompts, result.responses, problem.baseline_responses), float)
+        wins = np.asarray(problem.pairwise_judge(problem.eval_prompts, result.responses,
+                                                 problem.baseline_responses), float)
     else:
         gold = problem.judge(problem.eval_prompts, result.responses)
         wins = win_preferences(gold, problem.judge(problem.eval_prompts, problem.baseline_responses))
@@ -219,7 +230,8 @@ def _score_world(problem: PreferenceProblem, result: PreferenceResult) -> dict[s
     if per_category:
         scores["gold_reward"] = float(np.mean(per_category))
     if result.probe_reward is not None and len(problem.probe_prompts):
-        true = np.array([problem.judge([p] * len(rs), rs) for p, rs in zip(problem.probe_prompts, problem.probe_responses)])
+        true = np.array([problem.judge([p] * len(rs), rs)
+                         for p, rs in zip(problem.probe_prompts, problem.probe_responses)])
         scores.update(slope1_metrics(np.asarray(result.probe_reward, float), true / problem.label_temperature))
     if result.on_policy_fraction is not None:
         scores["on_policy_fraction"] = float(result.on_policy_fraction)
@@ -290,10 +302,3 @@ def score(problem, result) -> dict[str, float]:
     if isinstance(problem, BanditPreferenceProblem):
         return _score_bandit(problem, result)
     raise TypeError(f"not a preference problem: {type(problem).__name__}")
-
-
-def kind_skip(problem, wanted: type | tuple[type, ...], name: str) -> str | None:
-    """The `skip` reason of a method that takes only `wanted` problems (a type or a tuple of types)."""
-    kinds = wanted if isinstance(wanted, tuple) else (wanted,)
-    names = " or ".join(k.__name__ for k in kinds)
-    return None if isinstance(problem, kinds) else f"{name} takes {names} instances, not {type(problem).__name__}"

@@ -252,7 +252,8 @@ def read_annotations(*paths: str | Path) -> pd.DataFrame:
     at a time; the .json rows of all files are numbered together); ValueError naming the file on bad input."""
     if not paths:
         raise ValueError("no annotation file given")
-    kinds = {"csv" if Path(p).name.lower().endswith((".csv", ".csv.gz")) else "json" if Path(p).name.lower().endswith(".json")
+    kinds = {"csv" if Path(p).name.lower().endswith((".csv", ".csv.gz"))
+             else "json" if Path(p).name.lower().endswith(".json")
              else None for p in paths}
     if None in kinds:
         raise ValueError("expected .csv / .csv.gz files (model, index, preference, model_output_chars, "

@@ -15,13 +15,14 @@ RULER builds its haystacks with a tokenizer named in the task metadata and at th
 `max_seq_lengths`: the policy's tokenizer is saved to a temporary directory and named there, and
 `lm_eval_seq_lengths` gives the lengths. LongBench and RULER fetch their data from the hub and need lm_eval's
 `longbench` / `ruler` extras (`pip install -e '.[eval]'`); custom YAMLs in `lm_eval_include` work offline
-(tests/fixtures/lm_eval/long_context_kv.yaml: long_context_alignment's contexts as a multiple-choice task).
+(the tests' fixture tests/fixtures/lm_eval/long_context_kv.yaml: long_context_alignment's contexts as a
+multiple-choice task).
 LOGO's metric (its evaluation protocol, Table 1): LongBench's English tasks in five categories (code excluded); each
 category is the mean of its tasks' scores × 100 and the average is the mean of the five categories
 (LOGO-80K: 44.0, 41.2, 28.1, 68.6, 53.0 -> 47.0). `lm_eval_tasks=longbench-english` asks for exactly those 14
 tasks, and `longbench_scores` adds `longbench_<category>` and `longbench_average` whenever all of a category's
-tasks were run. lm_eval seeds Python's, NumPy's and torch's global generators itself; they are restored afterwards so the
-run's own streams are untouched.
+tasks were run. lm_eval seeds Python's, NumPy's and torch's global generators itself; they are restored afterwards
+so the run's own streams are untouched.
 """
 
 from __future__ import annotations

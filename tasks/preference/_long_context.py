@@ -44,7 +44,8 @@ def make_example(kind: str, n_chunks: int, rng: np.random.Generator) -> tuple[li
     body = distract + [str(rng.choice(FILLER)) for _ in range(n_chunks - len(evidence) - len(distract))]
     body = [body[i] for i in rng.permutation(len(body))]
     far = max(1, n_chunks // 4)                      # the evidence goes into the first quarter
-    slots = sorted(rng.choice(far + len(evidence) - 1, len(evidence), replace=False)) if far > 1 else list(range(len(evidence)))
+    slots = (sorted(rng.choice(far + len(evidence) - 1, len(evidence), replace=False)) if far > 1
+             else list(range(len(evidence))))
     chunks = list(body)
     for slot, text in zip(slots, evidence):
         chunks.insert(int(slot), text)
@@ -56,7 +57,8 @@ def prompt_text(chunks: list[str], question: str) -> str:
 
 
 def distractor_answers(chunks: list[str], answer: str, rng: np.random.Generator, m: int) -> list[str]:
-    """LOGO's dis-preferred answers: values read off distractor chunks (irrelevant evidence), else random wrong values."""
+    """LOGO's dis-preferred answers: values read off distractor chunks (irrelevant evidence), else random wrong
+    values."""
     seen = [c.split()[2] for c in chunks if c.split()[2] in VALUES and c.split()[2] != answer]
     out = list(dict.fromkeys(seen))[:m]
     while len(out) < m:

@@ -12,7 +12,7 @@ Data (`data`):
 * a local directory holding `instructions.jsonl`, or such a .jsonl file: one JSON object per line with `index`,
   `instruction`, `reference_output` (and `dataset`), the 805 instructions in AlpacaEval's order;
 * a local .json file {"eval": [{instruction, output, category?, keywords?}], "train": [{prompt, chosen, rejected,
-  keywords?}]} (tests: tests/fixtures/alpacaeval/fixture.json, written for this project).
+  keywords?}]} (the smoke settings' tasks/preference/data/alpacaeval_sample.json, written for this project).
 `eval_limit` keeps the first n instructions, `eval_max_chars` those whose instruction and reference output
 together fit in n characters: CPU-scale subsamples (a tiny model's context is 1024 tokens; the short ones are
 not a random sample of AlpacaEval, so a CPU-scale number is a plumbing check, not a leaderboard figure).
@@ -65,12 +65,13 @@ from bench.registry import task
 from bench.toolkit.causal_lm import cached_dir, load_causal_lm
 from bench.toolkit.models import TINY_SHAPES, save_model
 from tasks.preference import PreferenceProblem
-from tasks.preference._alpacaeval_lc import (fit_model, gamed_rows, instruction_difficulties, length_controlled_win_rates,
-                                             read_annotations, win_rates)
+from tasks.preference._alpacaeval_lc import (fit_model, gamed_rows, instruction_difficulties,
+                                             length_controlled_win_rates, read_annotations, win_rates)
 
-__all__ = ["Config", "build", "length_controlled_win_rates", "win_rates", "instruction_difficulties", "read_annotations"]
+__all__ = ["Config", "build", "length_controlled_win_rates", "win_rates", "instruction_difficulties",
+           "read_annotations"]
 
-FIXTURE = str(Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "alpacaeval" / "fixture.json")
+FIXTURE = str(Path(__file__).resolve().parent / "data" / "alpacaeval_sample.json")   # package data, written here
 SMALLEST = {"data": FIXTURE, "model": "tiny-gpt2", "judge": "keywords", "annotator": "keywords", "max_new_tokens": 8}
 JUDGES = ("alpaca_eval", "keywords", "reward_model:<id>")
 TRAIN_DATA = ("uf-binarized", "uf-all", "<local .json/.jsonl file>")
@@ -78,18 +79,22 @@ TRAIN_DATA = ("uf-binarized", "uf-all", "<local .json/.jsonl file>")
 
 @dataclass(frozen=True)
 class Config:
-    data: str = "hub"                                          # "hub", a local instructions.jsonl (or its folder), or a .json
+    data: str = "hub"                                          # "hub", a local instructions.jsonl (or its folder), or
+                                                               # a .json
     model: str = "allenai/Llama-3.1-Tulu-3-8B-SFT"             # π_SFT (SimpleMix's base; fork [F])
-    judge: str = "alpaca_eval"                                 # weighted_alpaca_eval_gpt4_turbo (AlpacaEval 2.0 default)
+    judge: str = "alpaca_eval"                                 # weighted_alpaca_eval_gpt4_turbo (AlpacaEval 2.0
+                                                               # default)
     annotator: str = "reward_model:Skywork/Skywork-Reward-Gemma-2-27B-v0.2"  # labels on-policy samples (fork [F])
     label_temperature: float = 1.0                             # τ: Bradley–Terry on the annotator's rewards
     max_new_tokens: int = 2048                                 # SimpleMix fork: max 2048 new tokens
     eval_limit: int = 0                                        # first n instructions (0: all 805)
-    eval_max_chars: int = 0                                    # only instructions with instruction + reference ≤ n chars (0: all)
+    eval_max_chars: int = 0                                    # only instructions with instruction + reference ≤ n
+                                                               # chars (0: all)
     train_limit: int = 0                                       # first n training prompts (0: all)
     train_data: str = "uf-binarized"                           # "uf-binarized", "uf-all" (EPA) or a local file
     cache_dir: str = "~/.cache/icml2025-bench/preference"
-    lc_difficulty: str = "auto"                                # γ of the LC GLM: "auto", "none" or a preferences.csv(.gz)
+    lc_difficulty: str = "auto"                                # γ of the LC GLM: "auto", "none" or a
+                                                               # preferences.csv(.gz)
 
     def __post_init__(self) -> None:
         for name in (self.judge, self.annotator):
@@ -104,7 +109,8 @@ class Config:
         if self.train_data not in TRAIN_DATA[:2] and not self.train_data.endswith((".json", ".jsonl")):
             raise ValueError(f"train_data {self.train_data!r} unknown; allowed: {', '.join(TRAIN_DATA)}")
         if self.lc_difficulty not in ("auto", "none") and not self.lc_difficulty.endswith((".csv", ".csv.gz")):
-            raise ValueError(f"lc_difficulty {self.lc_difficulty!r} unknown; allowed: auto, none, a preferences.csv(.gz)")
+            raise ValueError(f"lc_difficulty {self.lc_difficulty!r} unknown; "
+                             "allowed: auto, none, a preferences.csv(.gz)")
 
 
 def _read_json(name: str, setting: str):
@@ -155,7 +161,8 @@ def fine_grained(completion: dict) -> float:
     if value is not None:
         return value
     aspects = (completion.get("annotations") or {}).values()
-    ratings = [_number(a.get("Rating")) for aspect in aspects for a in (aspect if isinstance(aspect, list) else [aspect])]
+    ratings = [_number(a.get("Rating")) for aspect in aspects
+               for a in (aspect if isinstance(aspect, list) else [aspect])]
     ratings = [r for r in ratings if r is not None]
     return float(np.mean(ratings)) if ratings else -np.inf
 
@@ -252,14 +259,16 @@ def check_alpaca_eval_judge() -> None:
     try:
         from alpaca_eval import constants
     except ImportError:
-        raise ValueError("judge alpaca_eval needs the alpaca_eval package: pip install 'icml2025-bench[eval]'") from None
+        raise ValueError("judge alpaca_eval needs the alpaca_eval package: "
+                         "pip install 'icml2025-bench[eval]'") from None
     if not (os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_API_KEYS")
             or Path(constants.OPENAI_CLIENT_CONFIG_PATH).is_file()):
         raise ValueError("judge alpaca_eval calls OpenAI's gpt-4-1106-preview: set OPENAI_API_KEY (or alpaca_eval's "
                          "OPENAI_CLIENT_CONFIG_PATH), or use judge=keywords or judge=reward_model:<id>")
 
 
-def alpaca_eval_preferences(instructions: dict, prompts, responses, baseline, caching_path: str | None = None) -> np.ndarray:
+def alpaca_eval_preferences(instructions: dict, prompts, responses, baseline,
+                            caching_path: str | None = None) -> np.ndarray:
     """AlpacaEval's own pairwise judge: P(answer ≻ reference) per instruction, in [0, 1].
 
     The package's `weighted_alpaca_eval_gpt4_turbo` annotator: the reference is output_1, the answer output_2
@@ -295,10 +304,12 @@ def hub_difficulty():
     from huggingface_hub import hf_hub_download
 
     try:
-        frame = pd.read_csv(hf_hub_download(repo_id="tatsu-lab/alpaca_eval", filename="df_gamed.csv", repo_type="dataset"))
+        frame = pd.read_csv(hf_hub_download(repo_id="tatsu-lab/alpaca_eval", filename="df_gamed.csv",
+                                            repo_type="dataset"))
     except Exception as exc:  # offline, hub errors: one line naming the way out
-        raise ValueError(f"lc_difficulty=auto with data=hub reads df_gamed.csv from the hub (tatsu-lab/alpaca_eval) and "
-                         f"could not ({type(exc).__name__}); set task.lc_difficulty=none or a preferences.csv.gz") from None
+        raise ValueError("lc_difficulty=auto with data=hub reads df_gamed.csv from the hub (tatsu-lab/alpaca_eval) "
+                         f"and could not ({type(exc).__name__}); "
+                         "set task.lc_difficulty=none or a preferences.csv.gz") from None
     gamma = frame.drop_duplicates("index").set_index("index")["instruction_difficulty"]
     gamed = pd.DataFrame({"tanh_len": np.tanh(frame["std_delta_len"]), "gamma": frame["instruction_difficulty"],
                           "preference": frame["preference"]}).dropna()
@@ -352,7 +363,8 @@ def _policy_path(config: Config) -> tuple[str, bool]:
     return str(cached_dir(config.cache_dir, {"alpacaeval-tiny": config.model, "version": 1}, build)), True
 
 
-@task(family="preference", config=Config, version=2)  # 2: LC = AlpacaEval's GLM with γ; instructions.jsonl data
+# version 2: LC = AlpacaEval's GLM with γ; instructions.jsonl data
+@task(family="preference", config=Config, version=2, problem=PreferenceProblem, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> PreferenceProblem:
     if config.judge == "alpaca_eval":
         check_alpaca_eval_judge()
@@ -368,7 +380,8 @@ def build(config: Config, ctx: RunContext) -> PreferenceProblem:
     instructions = {p: e["instruction"] for p, e in zip(eval_prompts, evals)}
     judge = None if config.judge == "alpaca_eval" else _pointwise(config.judge, keywords, ctx.device)
     cache = str(Path(config.cache_dir).expanduser() / "alpaca_eval_annotations.json")
-    pairwise = partial(alpaca_eval_preferences, instructions, caching_path=cache) if config.judge == "alpaca_eval" else None
+    pairwise = (partial(alpaca_eval_preferences, instructions, caching_path=cache) if config.judge == "alpaca_eval"
+                else None)
     return PreferenceProblem(
         sft_path=path, tiny=tiny, train_prompts=tuple(train_prompts),
         train_categories=tuple(t.get("category", "other") for t in trains),

@@ -47,7 +47,8 @@ class Config:
     train_per_kind: int = 256       # short training contexts per question kind
     train_length: str = "short"     # the methods' training contexts: "short" (LOGO's setting), or "long" for the
                                     # world's positive control (SFT on the true long-range evidence)
-    eval_per_kind: int = 64         # evaluation contexts per kind and length (192 per length: SE of an accuracy ≤ 3.6 points)
+    eval_per_kind: int = 64         # evaluation contexts per kind and length (192 per length: SE of an accuracy ≤
+                                    # 3.6 points)
     m_rejected: int = 2             # M dis-preferred answers per training context (LOGO: 2)
     position_window: int = 192      # K of the position synthesis: about the longest evaluation context in tokens
     teacher_accuracy: float = 0.7   # π_SFT's teacher: right answer share on short contexts
@@ -106,8 +107,9 @@ def sft_policy(config: Config) -> tuple[str, bool]:
     if config.model not in TINY_SHAPES:
         return config.model, False
     # version 2: entries written by the family's pre-commit code are not what this code trains; they are not reused
-    settings = {"long_context": config.model, "teacher_accuracy": config.teacher_accuracy, "sft_steps": config.sft_steps,
-                "sft_examples": config.sft_examples, "sft_lr": config.sft_lr, "world_seed": config.world_seed, "version": 2}
+    settings = {"long_context": config.model, "teacher_accuracy": config.teacher_accuracy,
+                "sft_steps": config.sft_steps, "sft_examples": config.sft_examples, "sft_lr": config.sft_lr,
+                "world_seed": config.world_seed, "version": 2}
     return str(cached_dir(config.cache_dir, settings, partial(_train_sft, config))), True
 
 
@@ -128,7 +130,8 @@ def _rank(answer_of: dict, temperature: float, prompt: str, responses, rng) -> n
     return np.argsort(-(scores + rng.gumbel(size=len(scores))), kind="stable")
 
 
-@task(family="preference", config=Config, version=2)  # 2: π_SFT per run seed
+# version 2: π_SFT per run seed
+@task(family="preference", config=Config, version=2, problem=PreferenceProblem, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> PreferenceProblem:
     hooks = harness(config)
     if config.world_seed is None:  # as preference_world: the seeds' spread includes π_SFT's (a chaotic training)

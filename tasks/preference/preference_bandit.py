@@ -54,17 +54,17 @@ class Config:
         if self.prompts < 2 or self.list_size < 2 or self.responses < self.list_size or self.lists_per_prompt < 1:
             raise ValueError(f"need prompts >= 2, list_size >= 2, responses >= list_size, lists_per_prompt >= 1; got "
                              f"{self.prompts}, {self.list_size}, {self.responses}, {self.lists_per_prompt}")
-        if self.reward_rank < 1 or not 0 <= self.shared <= 1 or self.reference_scale < 0 or not self.label_temperature > 0 \
-                or not self.kl_budget > 0:
+        if self.reward_rank < 1 or not 0 <= self.shared <= 1 or self.reference_scale < 0 \
+                or not self.label_temperature > 0 or not self.kl_budget > 0:
             raise ValueError(f"need reward_rank >= 1, 0 <= shared <= 1, reference_scale >= 0, label_temperature > 0, "
                              f"kl_budget > 0; got {self.reward_rank}, {self.shared}, {self.reference_scale}, "
                              f"{self.label_temperature}, {self.kl_budget}")
         if self.behaviour not in BEHAVIOURS or self.labels not in LABELS:
-            raise ValueError(f"behaviour {self.behaviour!r} (allowed: {', '.join(BEHAVIOURS)}) or labels {self.labels!r} "
-                             f"(allowed: {', '.join(LABELS)}) unknown")
+            raise ValueError(f"behaviour {self.behaviour!r} (allowed: {', '.join(BEHAVIOURS)}) "
+                             f"or labels {self.labels!r} (allowed: {', '.join(LABELS)}) unknown")
 
 
-@task(family="preference", config=Config, version=1)
+@task(family="preference", config=Config, version=1, problem=BanditPreferenceProblem, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> BanditPreferenceProblem:
     rng = ctx.rng
     reward = true_reward(config.prompts, config.responses, config.reward_rank, config.shared, rng)

@@ -100,7 +100,8 @@ def sft_policy(config: Config) -> tuple[str, bool]:
     return str(cached_dir(config.cache_dir, settings, partial(_train_sft, config))), True
 
 
-@task(family="preference", config=Config, version=2)  # 2: π_SFT per run seed
+# version 2: π_SFT per run seed
+@task(family="preference", config=Config, version=2, problem=PreferenceProblem, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> PreferenceProblem:
     if config.world_seed is None:
         config = replace(config, world_seed=ctx.seed)
@@ -109,7 +110,8 @@ def build(config: Config, ctx: RunContext) -> PreferenceProblem:
     train_prompts, train_categories = make_prompts(config.train_per_category, rng)
     off_policy = []
     for prompt in train_prompts:   # K answers of the pool's "other models", ranked by the annotator
-        responses = [pool_response(prompt, POOL_QUALITY[j % len(POOL_QUALITY)], rng) for j in range(config.off_policy_k)]
+        responses = [pool_response(prompt, POOL_QUALITY[j % len(POOL_QUALITY)], rng)
+                     for j in range(config.off_policy_k)]
         off_policy.append(tuple(responses[i] for i in annotate(prompt, responses, rng, config.label_temperature)))
     eval_prompts, eval_categories = make_prompts(config.eval_per_category, rng)
     eval_prompts = [p for p in eval_prompts for _ in range(config.eval_samples)]
@@ -122,7 +124,8 @@ def build(config: Config, ctx: RunContext) -> PreferenceProblem:
     for prompt in probe_prompts:
         half = config.probe_k // 2
         probe.append(tuple([pool_response(prompt, POOL_QUALITY[j % 3], rng) for j in range(half)]
-                           + [teacher_response(prompt, rng, config.teacher_accuracy) for _ in range(config.probe_k - half)]))
+                           + [teacher_response(prompt, rng, config.teacher_accuracy)
+                              for _ in range(config.probe_k - half)]))
     return PreferenceProblem(
         sft_path=path, tiny=tiny, train_prompts=tuple(train_prompts), train_categories=tuple(train_categories),
         off_policy=tuple(off_policy), annotate=partial(annotate, temperature=config.label_temperature),

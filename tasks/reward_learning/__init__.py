@@ -59,7 +59,8 @@ class ClonesProblem:
     def __post_init__(self) -> None:
         m, k = len(self.points), len(self.clone_of)
         if self.win.shape != (m, m) or self.clone_win.shape != (m + k, m + k) or len(self.clone_points) != m + k:
-            raise ValueError("inconsistent shapes: points (m, d), win (m, m), clone_points (m+k, d), clone_win (m+k, m+k)")
+            raise ValueError("inconsistent shapes: points (m, d), win (m, m), clone_points (m+k, d), "
+                             "clone_win (m+k, m+k)")
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,30 +129,40 @@ class RewardBenchResult:
 
 METRICS = {
     # every task: the primary
-    "pairwise_accuracy": Metric(True, "", True, "fraction of evaluation pairs the learned reward orders as the truth does: "
-                                "clones: pairs of M by the true reward (fit on the data with clones); rule_world: held-out "
-                                "pairs by the hidden preference; rewardbench: all triples, unweighted"),
+    "pairwise_accuracy": Metric(True, "", True, "fraction of evaluation pairs the learned reward orders as the truth "
+                                "does: clones: pairs of M by the true reward (fit on the data with clones); "
+                                "rule_world: held-out pairs by the hidden preference; rewardbench: all triples, "
+                                "unweighted"),
     # clones
-    "clone_shift": Metric(False, "", False, "max over the originals of |r_clones(x) − r_original(x)|, the paper's robustness quantity"),
-    "clone_shift_centred": Metric(False, "", False, "the same after removing each fit's mean over the originals (ranking-relevant part)"),
+    "clone_shift": Metric(False, "", False, "max over the originals of |r_clones(x) − r_original(x)|, "
+                          "the paper's robustness quantity"),
+    "clone_shift_centred": Metric(False, "", False, "the same after removing each fit's mean over the originals "
+                                  "(ranking-relevant part)"),
     "clone_gap": Metric(False, "", False, "max over the clones of |r(x') − r(x)|, x the alternative x' duplicates"),
-    "rank_corr_original": Metric(True, "", False, "Spearman correlation of the learned and the population-average reward on M (original data)"),
+    "rank_corr_original": Metric(True, "", False, "Spearman correlation of the learned and the population-average "
+                                 "reward on M (original data)"),
     "rank_corr_clones": Metric(True, "", False, "the same for the fit on the data with clones"),
     "top1_original": Metric(True, "", False, "1 if the learned top alternative of M is the true one (original data)"),
     "top1_clones": Metric(True, "", False, "the same for the fit on the data with clones"),
-    "top_theme_flip": Metric(False, "", False, "1 if the theme with the highest mean learned reward differs between the two datasets"),
-    "kkt_residual": Metric(False, "", False, "max |λ r_a − Σ_b w_b (p_ab − σ(r_a − r_b))| over a with w_a > 0, both fits"),
+    "top_theme_flip": Metric(False, "", False, "1 if the theme with the highest mean learned reward differs "
+                             "between the two datasets"),
+    "kkt_residual": Metric(False, "", False, "max |λ r_a − Σ_b w_b (p_ab − σ(r_a − r_b))| over a with w_a > 0, "
+                           "both fits"),
     # rule world
     "label_accuracy": Metric(True, "", False, "agreement of the training labels with the hidden preference"),
-    "label_mutual_information": Metric(True, "nats", False, "plug-in I(label; hidden preference) on the training pairs"),
+    "label_mutual_information": Metric(True, "nats", False, "plug-in I(label; hidden preference) "
+                                       "on the training pairs"),
     "rules_used": Metric(False, "", False, "mean number of rules aggregated into one label"),
     # RewardBench (and the rule world's category analogues share the section names)
-    "rewardbench_score": Metric(True, "", False, "mean of the section scores present (Chat, Chat Hard, Safety, Reasoning)"),
+    "rewardbench_score": Metric(True, "", False, "mean of the section scores present "
+                                "(Chat, Chat Hard, Safety, Reasoning)"),
     "chat": Metric(True, "", False, "Chat section (RewardBench) / chat analogue (rule_world): accuracy"),
     "chat_hard": Metric(True, "", False, "Chat Hard section / chat-hard analogue: accuracy"),
     "safety": Metric(True, "", False, "Safety section / safety analogue: accuracy"),
-    "reasoning": Metric(True, "", False, "Reasoning section (math-prm weighted as all code subsets) / analogue: accuracy"),
-    **{name: Metric(True, "", False, f"RewardBench subset {subset}: accuracy") for subset, name in SUBSET_METRICS.items()},
+    "reasoning": Metric(True, "", False, "Reasoning section (math-prm weighted as all code subsets) / analogue: "
+                        "accuracy"),
+    **{name: Metric(True, "", False, f"RewardBench subset {subset}: accuracy")
+       for subset, name in SUBSET_METRICS.items()},
 }
 
 
@@ -236,9 +247,3 @@ def score(problem, result) -> dict[str, float]:
     if isinstance(problem, RewardBenchProblem):
         return rewardbench_scores(problem.subsets, result.scores_chosen, result.scores_rejected)
     raise TypeError(f"not a reward_learning problem: {type(problem).__name__}")
-
-
-def kind_skip(problem, wanted: type, name: str) -> str | None:
-    """The `skip` reason of a method that takes only `wanted` problems."""
-    return None if isinstance(problem, wanted) else f"{name} takes {wanted.__name__} instances, not {type(problem).__name__}"
-

@@ -98,7 +98,7 @@ def sampled_win(p: np.ndarray, k: int, rng: np.random.Generator, base: np.ndarra
     return out
 
 
-@task(family="reward_learning", config=Config, version=1)
+@task(family="reward_learning", config=Config, version=1, problem=ClonesProblem, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> ClonesProblem:
     rng = ctx.rng
     themes = np.repeat(np.arange(len(THEMES)), config.per_theme)

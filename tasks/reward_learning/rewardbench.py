@@ -25,7 +25,7 @@ from bench.registry import task
 from tasks.reward_learning import RewardBenchProblem
 from tasks.reward_learning._rewardbench import EXAMPLE_COUNTS, HUB_ID, HUB_SPLIT, is_local, load_rows
 
-FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "rewardbench" / "rewardbench_sample.jsonl"
+FIXTURE = Path(__file__).resolve().parent / "data" / "rewardbench_sample.jsonl"   # package data (data/README.md)
 SMALLEST = {"dataset": str(FIXTURE)}
 _HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
@@ -48,7 +48,7 @@ class Config:
             raise ValueError("max_per_subset must be >= 0 and split non-empty")
 
 
-@task(family="reward_learning", config=Config, version=1)
+@task(family="reward_learning", config=Config, version=1, problem=RewardBenchProblem, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> RewardBenchProblem:
     """The triples, in file order; deterministic (ctx is unused)."""
     rows, seen = [], {}

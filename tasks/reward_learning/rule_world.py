@@ -60,7 +60,8 @@ class Config:
         if self.n_rules < 2 * N_TOPICS or self.n_rules % N_TOPICS:
             raise ValueError(f"n_rules must be a multiple of {N_TOPICS} and >= {2 * N_TOPICS}, got {self.n_rules}")
         if not 1 <= self.relevant_min <= self.relevant_max <= self.n_rules // N_TOPICS:
-            raise ValueError(f"need 1 <= relevant_min <= relevant_max <= n_rules/{N_TOPICS} = {self.n_rules // N_TOPICS}")
+            raise ValueError(f"need 1 <= relevant_min <= relevant_max <= n_rules/{N_TOPICS} "
+                             f"= {self.n_rules // N_TOPICS}")
         if self.n_train < 1 or self.n_test < 1:
             raise ValueError("n_train and n_test must be >= 1")
         noises = (self.temperature, self.judge_noise, self.irrelevant_noise, self.overall_noise, self.feature_noise)
@@ -110,7 +111,7 @@ def draw_pairs(config: Config, n: int, rng: np.random.Generator) -> dict[str, np
             "features_a": seen(a), "features_b": seen(b), "category": CATEGORY_OF_TOPIC[topic]}
 
 
-@task(family="reward_learning", config=Config, version=1)
+@task(family="reward_learning", config=Config, version=1, problem=RuleWorldProblem, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> RuleWorldProblem:
     train = draw_pairs(config, config.n_train, ctx.rng)
     test = draw_pairs(config, config.n_test, ctx.rng)

@@ -35,7 +35,7 @@ class Config:
             raise ValueError("need 0 < mu_xy <= L_xy (B nonsingular)")
 
 
-@task(family="saddle", config=Config, version=1)
+@task(family="saddle", config=Config, version=1, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> Problem:
     d = config.d
     return make_problem(

@@ -42,7 +42,7 @@ class Config:
             raise ValueError("need 0 < mu_xy <= L_xy (B of full row rank)")
 
 
-@task(family="saddle", config=Config, version=1)
+@task(family="saddle", config=Config, version=1, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> Problem:
     return make_problem(
         "constrained",

@@ -73,7 +73,7 @@ def aligned_spectra(lam_A: np.ndarray, lam_C: np.ndarray) -> tuple[np.ndarray, n
     return A, C
 
 
-@task(family="saddle", config=Config, version=1)
+@task(family="saddle", config=Config, version=1, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> Problem:
     d = config.d
     lam_A = spectrum(d, config.L_x / config.spread, config.L_x, config.zero_fraction)

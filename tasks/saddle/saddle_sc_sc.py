@@ -42,7 +42,7 @@ class Config:
             raise ValueError(f"need 0 <= mu_xy <= L_xy and L_xy > 0, got {self.mu_xy}, {self.L_xy}")
 
 
-@task(family="saddle", config=Config, version=1)
+@task(family="saddle", config=Config, version=1, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> Problem:
     d = config.d
     return make_problem(

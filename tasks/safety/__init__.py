@@ -29,6 +29,9 @@ from typing import Any
 import numpy as np
 
 from bench.spec import Metric
+# what the family's methods may use of its worlds, beyond the problem and result types (they import no private
+# task module: tests/test_layers.py)
+from tasks.safety._lm import chat_prompts as chat_prompts, encode as encode, last_index as last_index
 
 ANALYSIS, TEST = 0, 1
 
@@ -80,14 +83,18 @@ METRICS = {
     "best_layer_accuracy": Metric(True, "", True, "max over layers of the direction's refusal-prediction accuracy "
                                   "(percentile threshold at the refusal rate, §3.2), test prompts"),
     "mean_layer_accuracy": Metric(True, "", False, "mean over all hidden-state layers of that accuracy"),
-    "late_layer_accuracy": Metric(True, "", False, "mean over the second half of the layers (the paper: from the middle layers on)"),
-    "probe_best_accuracy": Metric(True, "", False, "max over layers of a logistic probe's held-out accuracy (baseline)"),
+    "late_layer_accuracy": Metric(True, "", False, "mean over the second half of the layers "
+                                  "(the paper: from the middle layers on)"),
+    "probe_best_accuracy": Metric(True, "", False, "max over layers of a logistic probe's held-out accuracy "
+                                  "(baseline)"),
     "probe_gap": Metric(False, "", False, "mean over the late layers of probe accuracy − direction accuracy"),
     "refusal_rate": Metric(True, "", False, "fine-tuned model: fraction of harmful test prompts refused"),
-    "jailbreak_refusal_rate": Metric(True, "", False, "fine-tuned model: harmful test prompts in a jailbreak style, refused"),
+    "jailbreak_refusal_rate": Metric(True, "", False, "fine-tuned model: harmful test prompts in a jailbreak style, "
+                                     "refused"),
     "benign_refusal_rate": Metric(False, "", False, "fine-tuned model: harmless test prompts refused (over-refusal)"),
     "base_refusal_rate": Metric(True, "", False, "base model: harmful test prompts refused"),
-    "base_jailbreak_refusal_rate": Metric(True, "", False, "base model: jailbreak-wrapped harmful test prompts refused"),
+    "base_jailbreak_refusal_rate": Metric(True, "", False, "base model: jailbreak-wrapped harmful test prompts "
+                                          "refused"),
     "ablated_refusal_rate": Metric(False, "", False, "harmful test prompts refused with the direction ablated (§3.4)"),
     "ablation_refusal_drop": Metric(True, "", False, "refusal_rate − ablated_refusal_rate"),
     "ablation_benign_change": Metric(False, "", False, "|change| of the harmless refusal rate under the ablation"),
@@ -96,7 +103,8 @@ METRICS = {
     "random_removal_refusal_drop": Metric(False, "", False, "the same drop when random words are rewritten (control)"),
     "effective_rank": Metric(False, "", False, "max over layers of the shift's effective rank at τ = 0.9 (§3.1)"),
     "effective_rank_fraction": Metric(False, "", False, "effective_rank / hidden size"),
-    "secondary_effect": Metric(True, "", False, "max over C2..CK of |Δ dominant projection| / its std when Ck is ablated"),
+    "secondary_effect": Metric(True, "", False, "max over C2..CK of |Δ dominant projection| / its std "
+                               "when Ck is ablated"),
 }
 
 

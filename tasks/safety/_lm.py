@@ -104,11 +104,13 @@ def _schedule(optimiser, steps: int, warmup: float):
     """Linear warm-up over `warmup`·steps, then cosine decay to 0 (the paper's SSFT / DPO schedule)."""
     ramp = max(1, int(round(warmup * steps)))
     return torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda t: (t + 1) / ramp if t < ramp else 0.5 * (1 + np.cos(np.pi * (t - ramp) / max(1, steps - ramp))))
+        optimiser, lambda t: (t + 1) / ramp if t < ramp else 0.5 * (1 + np.cos(np.pi * (t - ramp)
+                                                                               / max(1, steps - ramp))))
 
 
 def train_lm(model, tokenizer, transcripts: list[tuple[str, str]], steps: int, lr: float, batch_size: int,
-             completion_only: bool, generator: torch.Generator, device: str = "cpu", warmup: float = 0.1) -> list[float]:
+             completion_only: bool, generator: torch.Generator, device: str = "cpu",
+             warmup: float = 0.1) -> list[float]:
     """AdamW on the next-token loss of (user message, response) transcripts; returns each step's loss.
 
     completion_only: the loss covers the response and eos only (prompt positions are masked to −100).

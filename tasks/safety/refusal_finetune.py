@@ -34,7 +34,8 @@ from bench.registry import task
 from bench.toolkit.causal_lm import cache_key, cached_dir
 from tasks.safety import ANALYSIS, TEST, RefusalProblem
 from tasks.safety import _data
-from tasks.safety._lm import SHAPES, chat_prompts, chat_tokenizer, last_token_states, load_causal_lm, tiny_causal_lm, train_lm
+from tasks.safety._lm import (SHAPES, chat_prompts, chat_tokenizer, last_token_states, load_causal_lm, tiny_causal_lm,
+                              train_lm)
 
 SMALLEST = {"n_analysis": 48, "n_test": 48, "layers": 2, "hidden": 32, "base_steps": 120, "finetune_steps": 40,
             "exposure": 8, "base_examples": 600}  # ~3 s to train once, then cached; refuses most harmful prompts
@@ -43,7 +44,8 @@ DATA_VERSION = 1  # bump when the generated data or the training recipe changes 
 
 @dataclass(frozen=True)
 class Config:
-    base_model: str = "tiny-llama"   # tiny-llama | tiny-gpt2 (trained here), hub id or directory (Llama-3.1-8B-Instruct)
+    base_model: str = "tiny-llama"   # tiny-llama | tiny-gpt2 (trained here), hub id or directory
+                                     # (Llama-3.1-8B-Instruct)
     finetuned_model: str = ""        # "" = SSFT here; or a hub id / directory of the safety fine-tuned checkpoint
     data: str = "generated"          # generated | path of a CSV (prompt, harmful, style)
     n_analysis: int = 240            # analysis prompts (paper: make_dataset(50, 0, 700) = 700)
@@ -127,7 +129,7 @@ def _prompts(config: Config, rng: np.random.Generator) -> tuple[_data.Prompts, n
     return joined, np.repeat([ANALYSIS, TEST], [config.n_analysis, config.n_test])
 
 
-@task(family="safety", config=Config, version=1)
+@task(family="safety", config=Config, version=1, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> RefusalProblem:
     if config.base_model in SHAPES:
         base_dir, tuned_dir = _tiny_pair(config, ctx.seed, ctx.device)
@@ -136,7 +138,8 @@ def build(config: Config, ctx: RunContext) -> RefusalProblem:
     else:
         base_dir = config.base_model
         tuned_dir = _cached(Path(config.cache_dir).expanduser(), "ssft-", {**asdict(config), "seed": ctx.seed},
-                            lambda: _finetune(base_dir, config, np.random.default_rng([ctx.seed, 2]), ctx.seed, ctx.device))
+                            lambda: _finetune(base_dir, config, np.random.default_rng([ctx.seed, 2]), ctx.seed,
+                                              ctx.device))
     base, tokenizer = load_causal_lm(base_dir, ctx.device)
     tuned, _ = load_causal_lm(tuned_dir, ctx.device)
     prompts, split = _prompts(config, ctx.rng)

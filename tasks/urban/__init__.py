@@ -72,8 +72,10 @@ class TwoCityResult:
 
 
 def _metric_set(name: str, higher: bool, what: str) -> dict[str, Metric]:
-    out = {name: Metric(higher, "", name == "mae", f"{what}, mean over the indicators (negative predictions clipped to 0)")}
-    out.update({f"{name}_{ind}": Metric(higher, "", False, f"{what} of {ind} on the target city") for ind in INDICATORS})
+    out = {name: Metric(higher, "", name == "mae",
+                        f"{what}, mean over the indicators (negative predictions clipped to 0)")}
+    out.update({f"{name}_{ind}": Metric(higher, "", False, f"{what} of {ind} on the target city")
+                for ind in INDICATORS})
     return out
 
 

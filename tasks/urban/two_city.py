@@ -19,7 +19,8 @@ and the mobility that reveals π is distorted per city.
 Real data (`data_dir` set): the layout of the authors' repository (AIMUrban/CoRE, `raw_data/`):
 
     <data_dir>/<city>/regionmap_<city>/regionmap_<city>.geo    CSV: geo_id, attribute columns, ...
-    <data_dir>/<city>/regionmap_<city>/regionmap_<city>.mob    CSV: rel_id, type, origin_id, destination_id, mobility_weight
+    <data_dir>/<city>/regionmap_<city>/regionmap_<city>.mob    CSV: rel_id, type, origin_id, destination_id,
+                                                               mobility_weight
     <data_dir>/<city>/region_od_flow_<city>_11.npy             (n, n) OD flows
     <data_dir>/<city>/{population,gdp,co2}_<city>_sum.npy      (n,) indicators
 
@@ -42,7 +43,8 @@ from tasks.urban import INDICATORS, City, TwoCityProblem
 from tasks.urban._released import load_city
 
 SMALLEST = {"n_source": 30, "n_target": 25}
-LABEL_SCALE = (100.0, 100.0, 100.0)  # s_l per indicator (population, gdp, co2): comparable scales, so the mean MAE is fair
+LABEL_SCALE = (100.0, 100.0, 100.0)  # s_l per indicator (population, gdp, co2): comparable scales, so the mean MAE is
+                                     # fair
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,8 @@ def _city(n, uniform, tau, trips, scale, shared, config: Config, rng) -> City:
 def synthetic(config: Config, rng: np.random.Generator) -> TwoCityProblem:
     k = config.functions
     g = rng.standard_normal((k, k))
-    b = np.exp(2.0 * np.eye(k) + 0.5 * (g + g.T) / np.sqrt(2))                 # shared affinity, same-function trips favoured
+    b = np.exp(2.0 * np.eye(k) + 0.5 * (g + g.T) / np.sqrt(2))                 # shared affinity, same-function trips
+                                                                                # favoured
     a = np.exp(rng.standard_normal((config.poi_categories, k)))                  # shared POI rates
     w = rng.standard_normal((len(INDICATORS), k))                                # shared label weights
     shared = (b, a, w)
@@ -117,7 +120,8 @@ def synthetic(config: Config, rng: np.random.Generator) -> TwoCityProblem:
     return TwoCityProblem(source=source, target=target, names=("source", "target"))
 
 
-@task(family="urban", config=Config, version=2)  # 2: the cities carry π for the latent-oracle positive control
+@task(family="urban", config=Config, version=2,
+        smallest=SMALLEST)  # 2: the cities carry π for the latent-oracle positive control
 def build(config: Config, ctx: RunContext) -> TwoCityProblem:
     if config.data_dir:
         return TwoCityProblem(source=load_city(config.data_dir, config.source_city),

@@ -27,6 +27,14 @@ from bench.spec import Metric
 from tasks.verification._formula import Prob, probabilities, truth, value
 from tasks.verification._network import Network
 from tasks.verification._population import Population
+# what the family's methods may use of its worlds, beyond the problem and result types (they import no private
+# task module: tests/test_layers.py)
+from tasks.verification._formula import (FALSE_ as FALSE_, TRUE_ as TRUE_, And as And, decide as decide, holds as holds,
+                                         interval as interval, sat_bounds as sat_bounds,
+                                         split_input_bounds as split_input_bounds, uses_outputs as uses_outputs)
+from tasks.verification._network import one_thread as one_thread
+from tasks.verification._population import InputSpace as InputSpace
+from tasks.verification._exact import exact_probabilities as exact_probabilities
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,12 +79,14 @@ METRICS = {
     "bound_width": Metric(False, "", True, "the largest ub − lb over the probabilities when the method stopped"),
     "target_width": Metric(False, "", False, "ub − lb of the target (e.g. the ratio; absent while unbounded)"),
     "decided": Metric(True, "", False, "1 if the formula was proven true or false (absent without a formula)"),
-    "verdict": Metric(True, "", False, "1 if the formula holds (e.g. the network is fair), 0 if not; absent when undecided"),
+    "verdict": Metric(True, "", False, "1 if the formula holds (e.g. the network is fair), 0 if not; "
+                      "absent when undecided"),
     "correct_verdict": Metric(True, "", False, "1 if a decided verdict equals the true one (known by enumeration)"),
     "lower": Metric(True, "", False, "lb of the target"),
     "upper": Metric(False, "", False, "ub of the target"),
     "truth": Metric(True, "", False, "the exact target value, where the task enumerated it"),
-    "contains_truth": Metric(True, "", False, "1 if every probability's [lb, ub] (and the target's) contains the exact value"),
+    "contains_truth": Metric(True, "", False, "1 if every probability's [lb, ub] (and the target's) "
+                             "contains the exact value"),
     "runtime_s": Metric(False, "s", False, "the method's solve time"),
     "iterations": Metric(False, "", False, "branch-and-bound iterations (Monte-Carlo: sample batches)"),
     "certain": Metric(True, "", False, "1 for sound bounds, 0 for a statistical confidence interval"),

@@ -47,7 +47,8 @@ def read_nnet(path: Path) -> NNet:
             raise ValueError(f"{path}: layer {k} has shape {W.shape}, the header says {(sizes[k + 1], sizes[k])}")
         layers.append((torch.tensor(W), torch.tensor(b)))
     n_in = sizes[0]
-    net = affine_then(Network(tuple(layers)), torch.tensor(1.0 / ranges[:n_in]), torch.tensor(-means[:n_in] / ranges[:n_in]))
+    net = affine_then(Network(tuple(layers)), torch.tensor(1.0 / ranges[:n_in]),
+                      torch.tensor(-means[:n_in] / ranges[:n_in]))
     net = then_affine(net, float(ranges[n_in]), float(means[n_in]))
     return NNet(net, mins, maxs)
 

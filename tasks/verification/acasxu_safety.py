@@ -40,7 +40,8 @@ NAMES = ("rho", "theta", "psi", "v_own", "v_int")
 RHO, THETA, PSI, V_OWN, V_INT = range(5)
 BOX_MIN = np.array([0.0, -3.141593, -3.141593, 100.0, 0.0])       # the .nnet input box of every ACAS Xu net
 BOX_MAX = np.array([60760.0, 3.141593, 3.141593, 1200.0, 1200.0])
-MEANS, RANGES = np.array([19791.091, 0.0, 0.0, 650.0, 600.0]), np.array([60261.0, 2 * math.pi, 2 * math.pi, 1100.0, 1200.0])
+MEANS, RANGES = np.array([19791.091, 0.0, 0.0, 650.0, 600.0]), np.array([60261.0, 2 * math.pi, 2 * math.pi, 1100.0,
+                                                                         1200.0])
 PROPERTIES = (2, 7, 8)
 SMALLEST = {"network": "random"}
 
@@ -80,12 +81,13 @@ def safe(prop: int):
 def random_network(rng: np.random.Generator) -> Network:
     """A 5-50×6-5 ReLU network, He-initialised, on the ACAS Xu-normalised inputs."""
     sizes = [5] + [50] * 6 + [5]
-    layers = tuple((torch.tensor(rng.normal(0.0, math.sqrt(2.0 / i), size=(o, i))), torch.tensor(rng.normal(0.0, 0.1, size=o)))
+    layers = tuple((torch.tensor(rng.normal(0.0, math.sqrt(2.0 / i), size=(o, i))),
+                    torch.tensor(rng.normal(0.0, 0.1, size=o)))
                    for i, o in zip(sizes, sizes[1:]))
     return affine_then(Network(layers), torch.tensor(1.0 / RANGES), torch.tensor(-MEANS / RANGES))
 
 
-@task(family="verification", config=Config, version=1)
+@task(family="verification", config=Config, version=1, smallest=SMALLEST)
 @one_thread
 def build(config: Config, ctx: RunContext) -> Problem:
     """Reads the .nnet file (or draws the random stand-in from ctx.rng)."""

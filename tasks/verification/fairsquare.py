@@ -111,8 +111,10 @@ def classifier(name: str, constrained: bool) -> Network:
     if not constrained:
         return net
     # relu layer [a − e, a, −a, (c, −c)] then the linear map back to (a, min(a, e), (c))
-    pre = torch.tensor([[1.0, -1, 0], [1, 0, 0], [-1, 0, 0], [0, 0, 1], [0, 0, -1]], dtype=torch.float64)[: 3 + 2 * (k == 3), :k]
-    post = torch.tensor([[0.0, 1, -1, 0, 0], [-1, 1, -1, 0, 0], [0, 0, 0, 1, -1]], dtype=torch.float64)[:k, : 3 + 2 * (k == 3)]
+    pre = torch.tensor([[1.0, -1, 0], [1, 0, 0], [-1, 0, 0], [0, 0, 1], [0, 0, -1]],
+                       dtype=torch.float64)[: 3 + 2 * (k == 3), :k]
+    post = torch.tensor([[0.0, 1, -1, 0, 0], [-1, 1, -1, 0, 0], [0, 0, 0, 1, -1]],
+                        dtype=torch.float64)[:k, : 3 + 2 * (k == 3)]
     (W, b), rest = net.layers[0], net.layers[1:]
     return Network(((pre, torch.zeros(pre.shape[0])), (W @ post, b)) + rest, final_relu=True)
 
@@ -128,7 +130,7 @@ def instance(config: Config) -> tuple[Network, Population]:
     return Network(((wide, b),) + rest, True), marginalise(population(config.population), keep)
 
 
-@task(family="verification", config=Config, version=1)
+@task(family="verification", config=Config, version=1, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> Problem:
     """The instance is deterministic; ctx is unused."""
     net, pop = instance(config)

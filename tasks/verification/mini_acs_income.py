@@ -1,4 +1,5 @@
-"""MiniACSIncome stand-in: demographic parity of a 10-unit ReLU classifier over k one-hot/integer census variables (new benchmark).
+"""MiniACSIncome stand-in: demographic parity of a 10-unit ReLU classifier over k one-hot/integer census variables
+(new benchmark).
 
 Paper: Boetius, Leue & Sutter, ICML 2025, arXiv 2405.17556, the MiniACSIncome benchmark (k = 1..8
 of SEX, COW, SCHL, WKHP, MAR, RAC1P, RELP, AGEP; input dimensions 2, 10, 34, 35, 40, 49, 67, 68;
@@ -97,7 +98,8 @@ def train_classifier(pop: Population, hidden: int, rng: np.random.Generator, gen
     scale = torch.as_tensor(np.where(pop.space.ub > 1, pop.space.ub, 1.0))          # integers to [0, 1]
     rule = torch.as_tensor(rng.standard_normal(x.shape[1])) * 1.5
     logits = (x / scale) @ rule
-    labels = (torch.rand(x.shape[0], generator=generator, dtype=torch.float64) < torch.sigmoid(logits - logits.median())).long()
+    labels = (torch.rand(x.shape[0], generator=generator, dtype=torch.float64)
+              < torch.sigmoid(logits - logits.median())).long()
     d = x.shape[1]
     W1 = torch.randn(hidden, d, generator=generator, dtype=torch.float64) / d ** 0.5
     W2 = torch.randn(2, hidden, generator=generator, dtype=torch.float64) / hidden ** 0.5
@@ -118,7 +120,7 @@ def train_classifier(pop: Population, hidden: int, rng: np.random.Generator, gen
     return Network(((W1 / scale, b1), (W2, b2)))                                      # on raw inputs
 
 
-@task(family="verification", config=Config, version=1)
+@task(family="verification", config=Config, version=1, smallest=SMALLEST)
 @one_thread
 def build(config: Config, ctx: RunContext) -> Problem:
     """Draws the BN and trains the classifier from the task's streams; enumerates the truth when small."""

@@ -52,8 +52,8 @@ def test_build_and_dump_round_trip():
         build_config(Config, {"T": "5"}, "m")
 
 
-@pytest.mark.parametrize("key,text", [("c", "inf"), ("c", "-inf"), ("c", "nan"), ("c", "1e999"), ("epsilon", "Infinity"),
-                                      ("betas", "0.1,nan"), ("betas", "[inf]")])
+@pytest.mark.parametrize("key,text", [("c", "inf"), ("c", "-inf"), ("c", "nan"), ("c", "1e999"),
+                                      ("epsilon", "Infinity"), ("betas", "0.1,nan"), ("betas", "[inf]")])
 def test_non_finite_floats_are_refused(key, text):
     """A cell's canonical JSON (its run_key) cannot hold inf or nan: such a value is bad input."""
     with pytest.raises(BenchError, match="finite|expected float"):

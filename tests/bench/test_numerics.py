@@ -47,6 +47,7 @@ def test_importing_bench_holds_torch_at_avx2_before_its_first_operation():
     assert _in_fresh_python(code) == "AVX2"
 
 
+@pytest.mark.integration
 def test_the_fingerprint_is_the_same_in_two_fresh_processes_and_here():
     fresh = _in_fresh_python("import bench; " + FINGERPRINT)
     assert fresh == _in_fresh_python("import bench; " + FINGERPRINT)
@@ -54,6 +55,7 @@ def test_the_fingerprint_is_the_same_in_two_fresh_processes_and_here():
         assert fingerprint(1) == fresh
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(not X86 or "avx512f" not in Path("/proc/cpuinfo").read_text(), reason="needs an AVX512 CPU")
 def test_the_fingerprint_sees_torch_kernels_other_than_avx2():
     """On an AVX512 machine the unpinned kernels round differently: the fingerprint must tell them apart, or a lock

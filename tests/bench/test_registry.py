@@ -131,7 +131,21 @@ def _imported_fields(entry) -> list[tuple]:
     from bench.configs import field_types
 
     instance = entry.Config()
-    return [(name, tp, type(getattr(instance, name)), getattr(instance, name)) for name, tp in field_types(entry.Config).items()]
+    return [(name, tp, type(getattr(instance, name)), getattr(instance, name))
+            for name, tp in field_types(entry.Config).items()]
+
+
+def test_a_family_with_several_problem_types_declares_them(registry):
+    """Where a family's tasks build different problem types, every task says which and every method what it takes
+    (an undeclared one would be compatible with all of them, and fail only after the task is built)."""
+    for family in sorted({item.family for item in registry.listings}):
+        tasks = [t for t in registry.names("task") if registry.listing("task", t).family == family]
+        built = {registry.task(t).spec.problem for t in tasks}
+        if len(built - {None}) > 1 or (None in built and len(built) > 1):
+            assert None not in built, family
+            for m in (m for m in registry.names("method") if registry.listing("method", m).family == family):
+                accepts = registry.method(m).spec.accepts
+                assert not accepts or set(accepts) <= built, m
 
 
 def test_static_reading_agrees_with_the_imported_modules(registry):
@@ -146,11 +160,17 @@ def test_static_reading_agrees_with_the_imported_modules(registry):
             entry = registry.method(name) if kind == "method" else registry.task(name)
             read = fresh.read_config_fields(kind, name)
             assert [(k, f.type, type(f.default), f.default) for k, f in read.items()] == _imported_fields(entry), name
-            assert canonical_json(fresh.config_defaults(kind, name)) == canonical_json(config_dict(entry.Config())), name
+            assert (canonical_json(fresh.config_defaults(kind, name))
+                    == canonical_json(config_dict(entry.Config()))), name
     for name in fresh.names("method"):
         assert fresh.read_hardware(name) == registry.method(name).spec.hardware, name
     for name in fresh.names("task"):
         assert fresh.read_task_version(name) == registry.task(name).version, name
+        problem = registry.task(name).spec.problem
+        assert fresh.problem_types("task", name) == ((problem.__name__,) if problem else ()), name
+    for name in fresh.names("method"):
+        assert (fresh.problem_types("method", name)
+                == tuple(k.__name__ for k in registry.method(name).spec.accepts)), name
     for family in sorted({item.family for item in fresh.listings}):
         read, imported = fresh.read_metrics(family), registry.family(family)
         assert list(read.metrics.items()) == list(imported.metrics.items()), family
@@ -166,10 +186,12 @@ def test_the_leaderboard_reads_every_builtin_without_importing_it():
     fresh = Registry.discover(plugins=False)
     unreadable = []
     for kind, name in [(k, n) for k in ("method", "task") for n in fresh.names(k)] + [
-            ("hardware", n) for n in fresh.names("method")] + [("family", f) for f in {i.family for i in fresh.listings}] + [
+            ("hardware", n) for n in fresh.names("method")] + [
+            ("family", f) for f in {i.family for i in fresh.listings}] + [
             ("version", n) for n in fresh.names("task")]:
         try:
-            {"method": lambda: fresh.read_config_fields("method", name), "task": lambda: fresh.read_config_fields("task", name),
+            {"method": lambda: fresh.read_config_fields("method", name),
+             "task": lambda: fresh.read_config_fields("task", name),
              "hardware": lambda: fresh.read_hardware(name), "family": lambda: fresh.read_metrics(name),
              "version": lambda: fresh.read_task_version(name)}[kind]()
         except NotStatic as exc:
@@ -254,7 +276,7 @@ def test_what_the_source_cannot_tell_is_read_by_importing(tmp_path, monkeypatch)
 
 
 def test_full_config_refuses_what_build_config_refuses(registry):
-    from runners.grid import Entry, make_cell
+    from bench.cells import Entry, make_cell
 
     fresh = Registry.discover(plugins=False)
     for bad in ({"cc": 1.0}, {"c": "big"}, {"T": 1.5}):

@@ -100,7 +100,8 @@ def test_old_schema_asks_for_upgrade_and_upgrade_keeps_runs(tmp_path):
     store = Store.open(url)
     store.save(_record(), runner="local")
     with store.engine.begin() as connection:
-        connection.execute(text("UPDATE alembic_version SET version_num = '0001_initial'"))  # a revision this code knows
+        connection.execute(text("UPDATE alembic_version SET version_num = '0001_initial'"))  # a revision this code
+                                                                                             # knows
     with pytest.raises(BenchError, match="bench db upgrade"):
         Store.open(url)
     with store.engine.begin() as connection:  # what `bench db upgrade` finds at head is left alone

@@ -18,6 +18,8 @@ from bench.spec import Cell, RunRecord
 from bench.store import SCHEMA_HEAD, Store, schema_state, upgrade
 from tests.pg import pg_server_url, pg_session_url, pg_url  # noqa: F401 - fixtures
 
+pytestmark = pytest.mark.integration  # a real PostgreSQL
+
 TABLES = ("curves", "metrics", "runs", "environments")
 
 
@@ -133,25 +135,30 @@ def test_unreachable_database_is_a_one_line_error():
     message = str(caught.value)
     assert message.startswith("cannot open database postgresql+psycopg://someone:***@127.0.0.1:1/bench")
     assert "secret" not in message
-    cli = subprocess.run([sys.executable, "-m", "bench", "status", "--db", url], capture_output=True, text=True, timeout=60)
-    assert cli.returncode == 2 and cli.stderr.startswith("error: cannot open database") and len(cli.stderr.splitlines()) == 1
+    cli = subprocess.run([sys.executable, "-m", "bench", "status", "--db", url], capture_output=True, text=True,
+                         timeout=60)
+    assert (cli.returncode == 2 and cli.stderr.startswith("error: cannot open database")
+            and len(cli.stderr.splitlines()) == 1)
     assert "secret" not in cli.stderr and "Traceback" not in cli.stderr
 
 
 def test_db_upgrade_migrates_an_existing_postgres_database(pg_url):
     env = {**os.environ, "BENCH_DB_URL": pg_url}
-    created = subprocess.run([sys.executable, "-m", "bench", "db", "upgrade"], capture_output=True, text=True, env=env, timeout=120)
+    created = subprocess.run([sys.executable, "-m", "bench", "db", "upgrade"], capture_output=True, text=True, env=env,
+                             timeout=120)
     assert created.returncode == 0, created.stderr
     assert f"schema at {SCHEMA_HEAD}" in created.stdout and "bench_test" in created.stdout
     store = Store.open(pg_url)
     store.save(_record(), runner="local")
     with store.engine.begin() as connection:  # an older revision than this code's
-        connection.execute(text("UPDATE alembic_version SET version_num = '0001_initial'"))  # a revision this code knows
+        connection.execute(text("UPDATE alembic_version SET version_num = '0001_initial'"))  # a revision this code
+                                                                                             # knows
     with pytest.raises(BenchError, match="bench db upgrade"):
         Store.open(pg_url)
     with store.engine.begin() as connection:
         connection.execute(text(f"UPDATE alembic_version SET version_num = '{SCHEMA_HEAD}'"))
-    again = subprocess.run([sys.executable, "-m", "bench", "db", "upgrade"], capture_output=True, text=True, env=env, timeout=120)
+    again = subprocess.run([sys.executable, "-m", "bench", "db", "upgrade"], capture_output=True, text=True, env=env,
+                           timeout=120)
     assert again.returncode == 0, again.stderr
     assert upgrade(store.engine) == SCHEMA_HEAD
     assert Store.open(pg_url).count() == 1 and Store.open(pg_url).runs()[0].status == "done"

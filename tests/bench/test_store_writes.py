@@ -36,7 +36,8 @@ def url(request, tmp_path):
 
 def _counts(store):
     with store.engine.connect() as connection:
-        return tuple(connection.execute(text(f"SELECT COUNT(*) FROM {t}")).scalar() for t in ("runs", "metrics", "curves"))
+        return tuple(connection.execute(text(f"SELECT COUNT(*) FROM {t}")).scalar()
+                     for t in ("runs", "metrics", "curves"))
 
 
 def test_a_done_run_is_never_replaced_by_a_worse_one_unless_forced(url):
@@ -48,7 +49,8 @@ def test_a_done_run_is_never_replaced_by_a_worse_one_unless_forced(url):
     assert [r.status for r in store.runs()] == ["done"] and store.metrics([key]) == {key: {"final_gap": 0.25}}
     assert store.curve(key, "gap") == [(1, 3.0), (10, 0.25)]
     assert store.save(_record(status="timeout"), runner="local", force=True)  # --force reruns, and replaces
-    assert [r.status for r in store.runs()] == ["timeout"] and store.metrics([key]) == {} and _counts(store) == (1, 0, 0)
+    assert ([r.status for r in store.runs()] == ["timeout"] and store.metrics([key]) == {}
+            and _counts(store) == (1, 0, 0))
     assert store.save(_record(value=0.5), runner="local")  # a failure is replaced by a done
     assert store.metrics([key]) == {key: {"final_gap": 0.5}} and _counts(store) == (1, 1, 2)
 
@@ -117,6 +119,7 @@ def test_retry_budget_from_flag_or_environment(monkeypatch):
             retry_budget()
 
 
+@pytest.mark.integration
 def test_saves_wait_through_a_postgres_restart(private_pg, capfd):
     store = Store.open(private_pg.url)
     writer = Writer(store, "local", retry_s=60, flush_s=3600)
@@ -138,6 +141,7 @@ def test_saves_wait_through_a_postgres_restart(private_pg, capfd):
     assert "store unreachable" in capfd.readouterr().err
 
 
+@pytest.mark.integration
 def test_an_outage_past_the_retry_time_stops_with_one_line(private_pg):
     store = Store.open(private_pg.url)
     writer = Writer(store, "local", retry_s=1.0, flush_s=3600)
@@ -185,6 +189,7 @@ def test_several_drivers_creating_one_new_sqlite_store_at_once(tmp_path):
         assert schema_state(store.engine) == "current" and store.count() == 1
 
 
+@pytest.mark.integration
 def test_several_drivers_creating_one_new_postgres_store_at_once(pg_url):
     assert _create_at_once(pg_url, 6) == []
     assert Store.open(pg_url).count() == 1

@@ -1,16 +1,15 @@
 """Helpers for the per-paper end-to-end tests: run `bench` on a store, read its verdict table."""
 
-import os
 import subprocess
-import sys
 
-VERDICTS = ("not reproduced", "reproduced", "partially", "uninformative", "inconclusive", "not run", "insufficient seeds")  # longest first
+from tests.helpers import run_bench
+
+VERDICTS = ("not reproduced", "reproduced", "partially", "uninformative", "inconclusive", "not run",
+            "insufficient seeds")  # longest first
 
 
 def bench(*args: str, db, timeout: int = 1800) -> subprocess.CompletedProcess:
-    env = {**os.environ, "BENCH_DB_URL": f"sqlite:///{db}", "COLUMNS": "400"}
-    return subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True, text=True, env=env,
-                          timeout=timeout)
+    return run_bench(*args, db=db, columns=400, timeout=timeout)
 
 
 def verdicts(stdout: str, claim_ids) -> dict[str, str]:

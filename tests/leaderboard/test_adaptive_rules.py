@@ -1,5 +1,6 @@
 """RuleAdapter (Li et al., ICML 2025): the claims file and `bench run` end to end."""
 
+import pytest
 from bench.registry import Registry
 from bench.store import Store
 from leaderboard.claims import load_paper
@@ -26,6 +27,7 @@ def test_claims_file_is_valid():
     assert all(g.task == "rewardbench" and not g.task_config for g in safety.groups)  # the hub's filtered split
 
 
+@pytest.mark.integration
 def test_bench_run_stores_the_adaptive_rules_metrics(tmp_path):
     db = tmp_path / "cli.db"
     run = bench("run", "--method", "adaptive_rules", "--task", "rule_world", db=db, timeout=300)

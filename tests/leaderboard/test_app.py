@@ -11,8 +11,10 @@ from streamlit.testing.v1 import AppTest
 
 from bench.registry import Registry
 from bench.store import Store
-from runners.grid import Entry, expand
+from bench.cells import Entry, expand
 from runners.local import run_cells
+
+pytestmark = pytest.mark.integration  # the Streamlit app
 
 APP = str(Path(__file__).resolve().parents[2] / "leaderboard" / "app.py")
 
@@ -114,7 +116,8 @@ def test_old_schema_and_missing_store_are_messages(tmp_path, monkeypatch):
     url = f"sqlite:///{tmp_path / 'old.db'}"
     store = Store.open(url)
     with store.engine.begin() as connection:
-        connection.execute(text("UPDATE alembic_version SET version_num = '0001_initial'"))  # a revision this code knows
+        connection.execute(text("UPDATE alembic_version SET version_num = '0001_initial'"))  # a revision this code
+                                                                                             # knows
     assert "bench db upgrade" in _run(url, monkeypatch).error[0].value
     assert "no bench store" in _run(f"sqlite:///{tmp_path / 'none.db'}", monkeypatch).error[0].value
     assert not (tmp_path / "none.db").exists()  # the app never creates or writes a database
@@ -122,9 +125,11 @@ def test_old_schema_and_missing_store_are_messages(tmp_path, monkeypatch):
 
 def test_claims_file_with_a_typo_is_reported_on_its_page(url, monkeypatch, tmp_path):
     good = Path(__file__).resolve().parents[2] / "leaderboard" / "papers" / "clipped-sgd-performative.yaml"
-    (tmp_path / "typo-paper.yaml").write_text(good.read_text().replace("method: dicesgd, task", "method: dicesdg, task", 1))
+    (tmp_path / "typo-paper.yaml").write_text(good.read_text().replace("method: dicesgd, task",
+                                                                       "method: dicesdg, task", 1))
     original = Registry.discover
-    monkeypatch.setattr(Registry, "discover", classmethod(lambda cls, **kw: replace(original(**kw), papers_dir=tmp_path)))
+    monkeypatch.setattr(Registry, "discover",
+                        classmethod(lambda cls, **kw: replace(original(**kw), papers_dir=tmp_path)))
     app = _run(url, monkeypatch, view="paper", paper="typo-paper")
     assert "unknown method 'dicesdg'" in app.error[0].value
     overview = _run(url, monkeypatch)

@@ -1,5 +1,6 @@
 """Borodich, Gasnikov & Kovalev (ICML 2025) end to end: the claims file and `bench claims` on stored runs."""
 
+import pytest
 from bench.registry import Registry
 from leaderboard.claims import load_paper, paper_cells
 from tests.leaderboard.paper_cli import bench, verdicts
@@ -29,6 +30,7 @@ def _verdicts(stdout: str) -> dict[str, str]:
     return verdicts(stdout, {c.id for c in load_paper(Registry.discover(), PAPER).claims})
 
 
+@pytest.mark.integration
 def test_one_claim_end_to_end(tmp_path):
     # extragradient is linear in the new class: 2 cells x 3 seeds, a few seconds
     db = tmp_path / "eg.db"

@@ -6,7 +6,7 @@ import pytest
 from bench.errors import BenchError
 from bench.spec import RunRecord
 from leaderboard.claims import evaluate_paper, load_paper, paper_cells
-from runners.grid import Entry, make_cell
+from bench.cells import Entry, make_cell
 
 CLAIMS = """
 paper: toy-paper
@@ -147,12 +147,16 @@ def test_paper_cells_are_unique(toy_paper):
     ("method: toy_noisy, task: toy_target}\n    paper_value: 2.1", None),
     ("method: toy_nosy, task: toy_target}\n    paper_value: 2.1", "unknown method 'toy_nosy'"),
     ("method: toy_noisy, task: toy_targt}\n    paper_value: 2.1", "unknown task 'toy_targt'"),
-    ("method: toy_noisy, task: toy_target, method_config: {nois: 1}}\n    paper_value: 2.1", "unknown config key 'nois'"),
+    ("method: toy_noisy, task: toy_target, method_config: {nois: 1}}\n    paper_value: 2.1",
+     "unknown config key 'nois'"),
 ])
 def test_claims_file_typos_are_caught(tmp_path, toy_registry, typo, message):
     text = CLAIMS.replace("method: toy_noisy, task: toy_target}\n    paper_value: 2.1", typo)
-    (tmp_path / "toy-paper.yaml").write_text(text.replace("metric: error\n    cells: {method: toy_noisy, task: toy_target, task_config: {dim: 7}}",
-                                                          "metric: eror\n    cells: {method: toy_noisy, task: toy_target, task_config: {dim: 7}}") if message is None else text)
+    (tmp_path / "toy-paper.yaml").write_text(text.replace("metric: error\n    cells: {method: toy_noisy, "
+                                                          "task: toy_target, task_config: {dim: 7}}",
+                                                          "metric: eror\n    cells: {method: toy_noisy, "
+                                                          "task: toy_target, task_config: {dim: 7}}")
+                                             if message is None else text)
     registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
     with pytest.raises(BenchError, match=message or "unknown metric 'eror'"):
         load_paper(registry, "toy-paper")
@@ -177,7 +181,7 @@ claims:
   - {id: min-gap-every-seed, cells: *up, expect: {order: increasing, min_gap: 1.45, seeds_holding: 3}}
   - {id: non-inferior-by-two, cells: *down, expect: {order: decreasing, min_gap: -2.0}}
   - {id: means-reverse-but-seed-wins, cells: [{method: toy_noisy, task: toy_target, method_config: {noise: 0.5}}, {method: toy_noisy, task: toy_target, method_config: {noise: 0.2}}], expect: {order: decreasing, seeds_holding: 1}}
-"""
+"""  # noqa: E501
 
 # (noise) -> errors for seeds 0, 1, 2. Paired gaps (increasing) 0.01 -> 0.1: 1.5, 1.4, 1.6: mean 1.5,
 # SE = sd 0.1 / sqrt 3 = 0.0577, so the gap is 26 SE. 0.1 -> 0.5 (decreasing): -2.0, -2.0, -1.7, mean -1.9, SE 0.1:
@@ -223,7 +227,8 @@ def test_min_gap_on_the_means(tmp_path, toy_registry, store):
     # per-seed gaps 1.5, 1.4, 1.6: the mean gap 1.5 clears 1.45, but seed 1 does not
     assert verdicts["min-gap-every-seed"].verdict == "not reproduced"
     assert "holds in 2 of 3 seeds (needs ≥ 3)" in verdicts["min-gap-every-seed"].detail
-    assert verdicts["non-inferior-by-two"].verdict == "reproduced" and "gap -1.9" in verdicts["non-inferior-by-two"].detail
+    assert (verdicts["non-inferior-by-two"].verdict == "reproduced"
+            and "gap -1.9" in verdicts["non-inferior-by-two"].detail)
 
 
 def test_non_inferiority_passes_within_the_margin_and_fails_beyond_it(tmp_path, toy_registry, store):
@@ -247,7 +252,8 @@ def test_a_seed_override_keeps_the_share_of_seeds_and_a_standard_error_needs_two
     assert "holds in 1 of 2 seeds (needs ≥ 1)" in verdicts["means-reverse-but-seed-wins"].detail  # 1 of 3 -> ceil(2/3)
     verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, PER_SEED_VALUES, seeds=1)
     assert verdicts["seeds-all"].verdict == "reproduced" and "1 of 1 seeds" in verdicts["seeds-all"].detail
-    assert verdicts["margin-two-se"].verdict == "insufficient seeds" and "2 seeds or more" in verdicts["margin-two-se"].detail
+    assert (verdicts["margin-two-se"].verdict == "insufficient seeds"
+            and "2 seeds or more" in verdicts["margin-two-se"].detail)
 
 
 TIES = PER_SEED + """
@@ -295,7 +301,8 @@ def test_bad_per_seed_criteria_are_caught(tmp_path, toy_registry, expect, messag
 
 
 def test_margin_se_needs_two_seeds(tmp_path, toy_registry):
-    (tmp_path / "toy-paper.yaml").write_text(PER_SEED.replace("seeds: 3,", "seeds: 1,").replace("seeds_holding: 3", "seeds_holding: 1"))
+    (tmp_path / "toy-paper.yaml").write_text(PER_SEED.replace("seeds: 3,", "seeds: 1,")
+                                             .replace("seeds_holding: 3", "seeds_holding: 1"))
     registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
     with pytest.raises(BenchError, match="margin_se needs a standard error, so seeds >= 2"):
         load_paper(registry, "toy-paper")
@@ -320,7 +327,8 @@ def test_a_failed_positive_control_makes_its_claims_inconclusive(tmp_path, toy_r
     assert verdicts["world-shows-it"].verdict == "reproduced" and verdicts["world-shows-it"].claim.role == "control"
     assert verdicts["seeds-all"].verdict == "reproduced" and verdicts["min-gap-two"].verdict == "not reproduced"
     # the control fails when its ordering is reversed: 4.0 -> 2.1 is not increasing
-    flipped = CONTROLLED.replace("cells: *down\n    expect: {order: increasing}", "cells: *down\n    expect: {order: decreasing, min_gap: 3}")
+    flipped = CONTROLLED.replace("cells: *down\n    expect: {order: increasing}",
+                                 "cells: *down\n    expect: {order: decreasing, min_gap: 3}")
     store2 = type(store).open(f"sqlite:///{tmp_path}/second.db")
     verdicts = _per_seed_verdicts(tmp_path, toy_registry, store2, PER_SEED_VALUES, text=flipped)
     assert verdicts["world-is-null"].verdict == "not reproduced"   # gap 1.9 < 3
@@ -334,7 +342,8 @@ def test_a_positive_control_whose_null_also_passes_makes_its_claims_inconclusive
     """world-shows-it separates *up (0.6 -> 2.1, gap 1.5 >= 1); its null *down separates too (2.1 -> 4.0, gap 1.9):
     the metric does not tell the planted effect from its absence, so the world cannot show the effect."""
     nulled = CONTROLLED.replace("    gates: [seeds-all, min-gap-two]\n",
-                                "    gates: [seeds-all, min-gap-two]\n    control: {why: the effect removed, cells: *down}\n")
+                                "    gates: [seeds-all, min-gap-two]\n"
+                                "    control: {why: the effect removed, cells: *down}\n")
     verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, PER_SEED_VALUES, text=nulled)
     assert verdicts["world-shows-it"].verdict == "uninformative" and verdicts["world-shows-it"].control == "passes"
     gated = verdicts["seeds-all"]
@@ -361,7 +370,8 @@ def test_controls_are_not_counted_among_the_claims(tmp_path, toy_registry, store
     from leaderboard.claims import claims_only, overview
 
     verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, PER_SEED_VALUES, text=CONTROLLED)
-    assert {v.claim.id for v in claims_only(list(verdicts.values()))} == set(verdicts) - {"world-shows-it", "world-is-null"}
+    assert ({v.claim.id for v in claims_only(list(verdicts.values()))}
+            == set(verdicts) - {"world-shows-it", "world-is-null"})
     registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
     (row,) = overview(store, registry)
     assert sum(row.counts.values()) == 10 and "inconclusive" in row.counts
@@ -425,7 +435,7 @@ NEGATIVE = PER_SEED + """
     expect: {order: increasing}
     control: {why: never run, cells: [{method: toy_noisy, task: toy_target, method_config: {noise: 0.3}}, {method: toy_noisy, task: toy_target}]}
   - {id: no-control-possible, cells: *up, expect: {order: increasing}, control_none: an identity of the metric}
-"""
+"""  # noqa: E501
 
 
 def test_a_claim_that_also_holds_on_its_negative_control_is_uninformative(tmp_path, toy_registry, store):
@@ -435,7 +445,8 @@ def test_a_claim_that_also_holds_on_its_negative_control_is_uninformative(tmp_pa
     verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, table, text=NEGATIVE)
     good = verdicts["beats-with-a-control-that-fails"]
     assert good.verdict == "reproduced" and good.control == "fails"
-    assert good.detail.startswith("negative control fails as it must (toy_noisy(noise=0.01): 0.6 , toy_noisy(noise=0.02)")
+    assert good.detail.startswith("negative control fails as it must (toy_noisy(noise=0.01): 0.6 , "
+                                  "toy_noisy(noise=0.02)")
     assert "gap 0.05" in good.detail
     bad = verdicts["beats-with-a-control-that-passes"]
     assert bad.verdict == "uninformative" and bad.control == "passes"
@@ -453,7 +464,8 @@ def test_negative_control_cells_are_run_with_the_claims_seeds(tmp_path, toy_regi
     (tmp_path / "toy-paper.yaml").write_text(NEGATIVE)
     registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
     paper = load_paper(registry, "toy-paper")
-    noises = lambda cells: {c.method_config["noise"] for c in cells}
+    def noises(cells):
+        return {c.method_config["noise"] for c in cells}
     assert noises(paper_cells(paper, registry, controls=False)) == {0.01, 0.1, 0.5, 0.2}
     with_controls = paper_cells(paper, registry)
     assert noises(with_controls) == {0.01, 0.1, 0.5, 0.2, 0.02, 0.3}
@@ -465,7 +477,7 @@ def test_min_ratio_on_the_means(tmp_path, toy_registry, store):
   - {id: three-times, cells: *up, expect: {order: increasing, min_ratio: 3}}
   - {id: four-times, cells: *up, expect: {order: increasing, min_ratio: 4}}
   - {id: five-times-lower, cells: [{method: toy_noisy, task: toy_target}, {method: toy_noisy, task: toy_target, method_config: {noise: 0.01}}], expect: {order: decreasing, min_ratio: 3}}
-"""
+"""  # noqa: E501
     verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, PER_SEED_VALUES, text=text)
     assert verdicts["three-times"].verdict == "reproduced" and "3.5×" in verdicts["three-times"].detail  # 2.1 / 0.6
     assert verdicts["four-times"].verdict == "not reproduced"
@@ -474,7 +486,8 @@ def test_min_ratio_on_the_means(tmp_path, toy_registry, store):
 
 @pytest.mark.parametrize("edit,message", [
     (lambda t: t.replace("control_none: an identity of the metric", "control_none: ''"), "control_none must say why"),
-    (lambda t: t.replace("    control: {why: never run,", "    control_none: x\n    control: {why: never run,"), "not both"),
+    (lambda t: t.replace("    control: {why: never run,", "    control_none: x\n    control: {why: never run,"),
+     "not both"),
     (lambda t: t.replace("control: {why: never run, cells:", "control: {cells:"), "control needs exactly why"),
     (lambda t: t.replace("method_config: {noise: 0.3}", "method_config: {nois: 0.3}"), "unknown config key 'nois'"),
     (lambda t: t + "checks:\n  - {id: chk, why: code, cells: *up, expect: {order: increasing}, control_none: x}\n",
@@ -504,6 +517,7 @@ def test_a_rate_across_settings_fails_when_a_setting_reports_no_value(tmp_path, 
             cell = make_cell(registry, Entry("toy_noisy", {"noise": noise}), Entry("toy_target"), seed)
             metrics = {"norm": 1.0 + noise} if noise == 0.5 else {"error": error, "norm": 1.0 + noise}
             store.save(RunRecord(cell, "done", 2, metrics, {}), runner="local")  # toy_target v2
-    verdict = next(v for v in evaluate_paper(load_paper(registry, "toy-paper"), store, registry) if v.claim.id == "slope-with-a-hole")
+    verdict = next(v for v in evaluate_paper(load_paper(registry, "toy-paper"), store, registry)
+                   if v.claim.id == "slope-with-a-hole")
     assert verdict.verdict == "not reproduced"  # the two other settings alone would fit some slope within ±10
     assert "no error / norm for toy_noisy(noise=0.5)" in verdict.detail

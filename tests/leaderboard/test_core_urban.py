@@ -20,6 +20,7 @@ def test_claims_file_is_valid():
     assert len(real) == 4 and all(g.task_config.get("data_dir") for c in real for g in c.groups)
 
 
+@pytest.mark.integration
 def test_bench_run_stores_core_metrics(tmp_path):
     db = tmp_path / "cli.db"
     run = bench("run", "--method", "core", "--task", "two_city", "--set", "epochs=50", "--set", "dim=32",

@@ -15,8 +15,10 @@ def test_claims_file_is_valid():
     paper = load_paper(registry, PAPER)
     assert set(paper.methods) == {"epa"} and paper.methods["epa"]["fidelity"] == "reconstructed"
     assert [c.id for c in paper.claims if c.scale == "paper-scale"] == ["alpacaeval-epa-above-dpo"]
-    assert len(set(paper_cells(paper, registry, seeds=1, controls=False))) == 5 + 6   # preference_world + preference_bandit cells
-    # negative controls: the same methods under an uninformative annotator (label_temperature 1000), 3 world + 6 bandit cells
+    assert len(set(paper_cells(paper, registry, seeds=1, controls=False))) == 5 + 6   # preference_world +
+                                                                                      # preference_bandit cells
+    # negative controls: the same methods under an uninformative annotator (label_temperature 1000), 3 world + 6 bandit
+    # cells
     assert len(set(paper_cells(paper, registry, seeds=1))) == 5 + 6 + 3 + 6
     assert all(c.control for c in paper.claims if c.scale != "paper-scale")
     bandit = [c for c in paper.claims if c.id.startswith("bandit-")]

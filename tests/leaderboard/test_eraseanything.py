@@ -41,6 +41,7 @@ def test_claims_file_is_valid():
                                   and c.task_config["judge"] == "openai/clip-vit-large-patch14" for c in flux)
 
 
+@pytest.mark.integration
 def test_bench_run_stores_the_eraseanything_metrics(tmp_path):
     db = tmp_path / "cli.db"
     run = bench("run", "--method", "eraseanything", "--task", "concept_erasure", "--set", "iterations=60",
@@ -59,7 +60,8 @@ def test_bench_run_stores_the_eraseanything_metrics(tmp_path):
 def _pipeline_task(tmp_path) -> list[str]:
     """--set flags of the pipeline path on a tiny FluxPipeline and a tiny CLIP judge saved under tmp_path."""
     settings = [f"task.pipeline={build_pipeline(tmp_path / 'flux')}", f"task.judge={build_judge(tmp_path / 'clip')}",
-                "task.concept=cat", "task.synonyms=kitten,feline", "task.irrelevant=dog,car,tree", "task.preserve=dog,car",
+                "task.concept=cat", "task.synonyms=kitten,feline", "task.irrelevant=dog,car,tree",
+                "task.preserve=dog,car",
                 "task.n_eval=4", "task.n_preserve=3", "task.concept_images=4", "task.sample_steps=4",
                 f"task.resolution={RESOLUTION}", "task.max_tokens=12", "task.batch_size=3"]
     return [x for s in settings for x in ("--set", s)]
@@ -72,6 +74,7 @@ def _stored_metrics(db, method: str) -> dict:
     return store.metrics([row.run_key])[row.run_key]
 
 
+@pytest.mark.integration
 def test_bench_run_on_a_flux_pipeline_stores_the_metrics(tmp_path):
     """The pipeline path end to end through the CLI: FluxPipeline.from_pretrained and CLIPModel.from_pretrained on
     saved directories (the code path of "black-forest-labs/FLUX.1-dev" and "openai/clip-vit-large-patch14")."""

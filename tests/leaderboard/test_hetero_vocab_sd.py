@@ -1,5 +1,6 @@
 """Heterogeneous-vocabulary speculative decoding (Timor et al., ICML 2025): the claims file, `bench run`."""
 
+import pytest
 from bench.registry import Registry
 from bench.store import Store
 from leaderboard.claims import group_cells, load_paper
@@ -34,6 +35,7 @@ def test_claims_file_is_valid():
     assert len(_cpu_cells(paper, registry, 1)) == 9
 
 
+@pytest.mark.integration
 def test_bench_run_stores_the_slem_metrics(tmp_path):
     db = tmp_path / "cli.db"
     run = bench("run", "--method", "slem", "--task", "hetero_vocab_pairs", *SMALL_TASK, db=db, timeout=300)

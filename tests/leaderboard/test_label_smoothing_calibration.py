@@ -1,5 +1,6 @@
 """Label smoothing and calibration (Huang, Lu & Zeng, ICML 2025): the claims file and `bench run` end to end."""
 
+import pytest
 from bench.registry import Registry
 from bench.store import Store
 from leaderboard.claims import load_paper
@@ -22,6 +23,7 @@ SMALL_WORLD = ("task.entities=8", "task.per_entity=40", "task.vocab_size=64", "t
                "task.pretrain_steps=150", "task.eval_questions=300", "task.sft_copies=8")
 
 
+@pytest.mark.integration
 def test_bench_run_stores_the_label_smoothing_metrics(tmp_path):
     db = tmp_path / "cli.db"
     sets = [a for s in (*SMALL_WORLD, f"task.cache_dir={tmp_path / 'cache'}") for a in ("--set", s)]

@@ -9,7 +9,7 @@ from bench.errors import BenchError
 from bench.spec import RunRecord
 from leaderboard.claims import evaluate_paper, load_paper, paper_overview
 from leaderboard.lock import disagreements, make_lock, read_lock, with_reference, write_lock
-from runners.grid import Entry, make_cell
+from bench.cells import Entry, make_cell
 
 CLAIMS = """
 paper: toy-paper
@@ -28,7 +28,7 @@ claims:
     expect: {order: increasing}
 checks:
   - {id: bounded, why: the code clips it, kind: bound, cells: {method: toy_noisy, task: toy_target}, expect: {max: 10}}
-"""
+"""  # noqa: E501
 
 # noise -> (error, wall, cpu) for seeds 0 and 1; the control (0.01 -> 0.02) is as flat as it must be
 RUNS = {0.01: ([0.5, 0.7], 1.0, 2.0), 0.1: ([2.0, 2.2], 3.0, 5.0), 0.02: ([0.7, 0.5], 1.5, 1.0)}
@@ -45,7 +45,8 @@ def _fill(store, registry, runs=RUNS):
     for noise, (errors, wall, cpu) in runs.items():
         for seed, error in enumerate(errors):
             cell = make_cell(registry, Entry("toy_noisy", {"noise": noise}), Entry("toy_target"), seed)
-            store.save(RunRecord(cell, "done", 2, {"error": error}, {}, wall_s=wall, cpu_s=cpu), runner="local")  # toy_target v2
+            store.save(RunRecord(cell, "done", 2, {"error": error}, {}, wall_s=wall, cpu_s=cpu),
+                       runner="local")  # toy_target v2
 
 
 def test_a_lock_records_verdicts_controls_seeds_and_costs_and_reads_back(tmp_path, paper_and_registry, store):
@@ -112,6 +113,7 @@ def test_the_overview_counts_per_scale_with_checks_apart_and_the_cpu_seconds(tmp
 
 def test_a_damaged_lock_is_a_one_line_error_naming_it(tmp_path):
     (tmp_path / "toy-paper.yaml").write_text("paper: toy-paper\nclaims: {beats: {ours: []}}\n")
-    with pytest.raises(BenchError, match=r"toy-paper.yaml: not a verdict lock .*bench reproduce --all --controls --lock"):
+    with pytest.raises(BenchError,
+                       match=r"toy-paper.yaml: not a verdict lock .*bench reproduce --all --controls --lock"):
         read_lock("toy-paper", tmp_path)
     assert read_lock("no-such-paper", tmp_path) is None

@@ -1,5 +1,6 @@
 """Long-Short Alignment (Du et al., ICML 2025): the claims file and `bench run` end to end."""
 
+import pytest
 from bench.registry import Registry
 from bench.store import Store
 from leaderboard.claims import load_paper
@@ -27,6 +28,7 @@ def test_claims_file_is_valid():
                for g in big)
 
 
+@pytest.mark.integration
 def test_bench_run_stores_the_long_short_alignment_metrics(tmp_path):
     db = tmp_path / "cli.db"
     run = bench("run", "--method", "long_short_alignment", "--task", "topic_lm", "--set", "method.steps=40",

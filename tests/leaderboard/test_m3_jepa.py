@@ -17,7 +17,8 @@ PAPER_SCALE = {"coco-i2t-r1", "coco-t2i-r1"}
 def test_claims_file_is_valid():
     registry = Registry.discover()
     paper = load_paper(registry, PAPER)
-    checks = ["contrastive-baseline-matches-param-budget", "larger-contrastive-twice-the-params"]  # fixed by the configs
+    checks = ["contrastive-baseline-matches-param-budget",
+              "larger-contrastive-twice-the-params"]  # fixed by the configs
     assert [c.id for c in paper.claims][-len(checks):] == checks
     assert [c.id for c in paper.claims if c.role == "check"] == checks
     assert set(paper.methods) == {"m3_jepa", "contrastive", "linear_predictor"}
@@ -25,11 +26,13 @@ def test_claims_file_is_valid():
     assert {c.id for c in paper.claims if c.scale == "paper-scale"} == PAPER_SCALE
     assert all(c.differences for c in paper.claims)
     assert len(set(paper_cells(paper, registry, seeds=1, controls=False))) == 7
-    assert len(set(paper_cells(paper, registry, seeds=1))) == 10   # + the negative controls' untrained and λ_cl = 0 cells
+    assert len(set(paper_cells(paper, registry, seeds=1))) == 10   # + the negative controls' untrained and λ_cl = 0
+                                                                   # cells
 
 
 def test_paper_predictor_size_is_the_reported_140m_trainable_parameters():
-    """H = 2048, E = 12, k = 4 between DINOv2-L (1024) and LLaMA-3-8B (4096) features: 140.6M (paper: ~140M, LoRA aside)."""
+    """H = 2048, E = 12, k = 4 between DINOv2-L (1024) and LLaMA-3-8B (4096) features: 140.6M (paper: ~140M, LoRA
+    aside)."""
     with torch.device("meta"):
         model = M3Predictor(1024, 4096, 2048, 12, 4, 0.1)
     assert sum(p.numel() for p in model.parameters()) == 140_617_740
@@ -44,6 +47,7 @@ def _stored_metrics(db, *extra):
     return store.metrics([row.run_key])[row.run_key]
 
 
+@pytest.mark.integration
 def test_bench_run_stores_m3_jepa_metrics(tmp_path):
     metrics = _stored_metrics(tmp_path / "cli.db", "--set", "epochs=10")
     assert metrics["trainable_params"] == 67332 and 0.1 < metrics["mean_recall"] <= 1.0

@@ -77,9 +77,10 @@ def test_skewed_values_get_a_bootstrap_interval():
 
 def test_completeness_counts_each_status_and_the_missing(filled, toy_registry):
     from leaderboard.queries import completeness
-    from runners.grid import Entry, make_cell
+    from bench.cells import Entry, make_cell
 
-    keys = [make_cell(toy_registry, Entry("toy_noisy", {"noise": 0.1}), Entry("toy_target"), s).run_key for s in range(5)]
+    keys = [make_cell(toy_registry, Entry("toy_noisy", {"noise": 0.1}), Entry("toy_target"), s).run_key
+            for s in range(5)]
     keys.append(filled.runs(status="failed")[0].run_key)
     c = completeness(filled, keys + keys[:1])
     assert (c.total, c.done, c.failed, c.other, c.missing) == (6, 3, 1, 0, 2)
@@ -195,7 +196,7 @@ markers = claims.paper_markers(registry, "performative")
 print([(r.task_label, r.config_label, r.n, r.mean) for rows in board.values() for r in rows])
 print(len(overview), sum(sum(o.counts.values()) for o in overview), len(markers))
 print(sorted(m for m in sys.modules if m.split(".")[0] in ("methods", "tasks")))
-'''
+'''  # noqa: E501
 
 
 def test_the_leaderboard_imports_no_method_or_task_module(tmp_path):

@@ -93,7 +93,8 @@ def test_expected_costs_use_the_closest_stored_runs(store):
 def test_cache_build_seconds_counts_builds_of_this_run(tmp_path):
     for name, seconds, finished in (("old", 50.0, 100.0), ("new1", 3.0, 200.0), ("new2", 4.5, 300.0)):
         (tmp_path / "family" / name).mkdir(parents=True)
-        (tmp_path / "family" / name / "build.json").write_text(json.dumps({"seconds": seconds, "finished_at": finished}))
+        (tmp_path / "family" / name / "build.json").write_text(json.dumps({"seconds": seconds,
+                                                                           "finished_at": finished}))
     assert cache_build_seconds(150.0, tmp_path) == (2, 7.5)
     assert cache_build_seconds(0.0, tmp_path / "missing") == (0, 0.0)
 

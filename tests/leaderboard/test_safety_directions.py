@@ -1,5 +1,6 @@
 """Orthogonal safety directions (Pan et al., ICML 2025): the claims file and `bench run` end to end."""
 
+import pytest
 from bench.registry import Registry
 from bench.store import Store
 from leaderboard.claims import load_paper
@@ -17,6 +18,7 @@ def test_claims_file_is_valid():
     assert [c.scale for c in paper.claims].count("paper-scale") == 2
 
 
+@pytest.mark.integration
 def test_bench_run_stores_the_multi_direction_metrics(tmp_path):
     db = tmp_path / "cli.db"
     sets = [a for k, v in SMALLEST.items() for a in ("--set", f"task.{k}={v}")]

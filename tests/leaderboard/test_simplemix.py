@@ -1,5 +1,6 @@
 """SimpleMix (Li & Khashabi, ICML 2025): the claims file and `bench run` end to end."""
 
+import pytest
 from bench.registry import Registry
 from bench.store import Store
 from leaderboard.claims import load_paper
@@ -21,6 +22,7 @@ def test_claims_file_is_valid():
     assert all(c.differences and c.scale == "cpu-reduced" for c in paper.claims if c.id not in PAPER_SCALE)
 
 
+@pytest.mark.integration
 def test_bench_run_simplemix_stores_per_category_results(tmp_path):
     db = tmp_path / "cli.db"
     run = bench("run", "--method", "simplemix", "--task", "preference_world", db=db, timeout=600)
@@ -35,6 +37,7 @@ def test_bench_run_simplemix_stores_per_category_results(tmp_path):
     assert 0 <= metrics["lc_win_rate"] <= 1
 
 
+@pytest.mark.integration
 def test_paper_scale_path_with_a_local_model_directory(tmp_path):
     """`--set model=<dir>` loads the policy through from_pretrained (the hub-id path); `--hardware cuda` is accepted
     by the method and refused by this CPU machine in one line."""

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import text
 
 from bench.store import Store
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 from tests.pg import pg_server_url, pg_url, private_pg  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.integration
@@ -22,19 +22,20 @@ import json, sys
 sys.path.insert(0, {fixtures!r})
 from bench.registry import Listing, Registry
 from bench.store import Store
-from runners.grid import Entry, expand
+from bench.cells import Entry, expand
 from runners.local import run_cells
 registry = Registry([Listing("task", "toy_target", "toy", "bench_toy.toy_target", "", "t"),
                      Listing("method", "toy_sleep", "toy", "bench_toy.toy_sleep", "", "t")])
 cells = expand(registry, [Entry("toy_sleep", {{"seconds": {seconds}}})], [Entry("toy_target")], list(range({n})), ["cpu"]).cells
 s = run_cells(cells, Store.open({url!r}), registry, workers={workers}, isolate=True)
 print(json.dumps({{"counts": dict(s.counts), "already_done": s.already_done, "leased": s.leased, "kept": s.kept}}))
-"""
+"""  # noqa: E501
 
 
 def _driver(url, n, seconds=0.2, workers=2, **kwargs):
     script = DRIVER.format(fixtures=str(FIXTURES), url=url, n=n, seconds=seconds, workers=workers)
-    return subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+    return subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            **kwargs)
 
 
 def _summary(proc):
@@ -66,7 +67,8 @@ def test_two_drivers_over_one_grid_run_each_cell_once(url):
     assert a["counts"].get("done", 0) > 0 and b["counts"].get("done", 0) > 0  # they did run at once
     assert a["counts"].get("done", 0) + b["counts"].get("done", 0) == n  # every cell ran exactly once
     assert a["kept"] == b["kept"] == 0 and set(a["counts"]) | set(b["counts"]) == {"done"}
-    assert a["leased"] + a["already_done"] + a["counts"]["done"] == n == b["leased"] + b["already_done"] + b["counts"]["done"]
+    assert (a["leased"] + a["already_done"] + a["counts"]["done"]
+            == n == b["leased"] + b["already_done"] + b["counts"]["done"])
     assert tuple(_rows(url)) == (n, n, n)
     with Store.open(url).engine.connect() as connection:
         assert connection.execute(text("SELECT COUNT(*) FROM leases")).scalar() == 0  # released at the end

@@ -7,7 +7,7 @@ import time
 import pytest
 from sqlalchemy import text
 
-from runners.grid import Entry, expand
+from bench.cells import Entry, expand
 from runners.local import run_cells
 
 
@@ -77,7 +77,7 @@ import sys
 sys.path.insert(0, {fixtures!r})
 from bench.registry import Listing, Registry
 from bench.store import Store
-from runners.grid import Entry, expand
+from bench.cells import Entry, expand
 from runners.local import run_cells
 registry = Registry([Listing("task", "toy_target", "toy", "bench_toy.toy_target", "", "t"),
                      Listing("method", "toy_sleep", "toy", "bench_toy.toy_sleep", "", "t")])
@@ -88,16 +88,17 @@ try:
 except KeyboardInterrupt:
     print("interrupted", flush=True)
     sys.exit(130)
-"""
+"""  # noqa: E501
 
 
 def _interrupt_then_resume(tmp_path, workers):
     from bench.store import Store
-    from tests.conftest import FIXTURES, default_sigint
+    from tests.helpers import FIXTURES, default_sigint
 
     url = f"sqlite:///{tmp_path}/grid.db"
     script = INTERRUPTED_GRID.format(fixtures=str(FIXTURES), url=url, workers=workers)
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, preexec_fn=default_sigint)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                            preexec_fn=default_sigint)
     store = Store.open(url)
     deadline = time.monotonic() + 30
     while store.count() < 3 and time.monotonic() < deadline:
@@ -113,7 +114,8 @@ def _interrupt_then_resume(tmp_path, workers):
 
     registry = Registry([Listing("task", "toy_target", "toy", "bench_toy.toy_target", "", "t"),
                          Listing("method", "toy_sleep", "toy", "bench_toy.toy_sleep", "", "t")])
-    cells = expand(registry, [Entry("toy_sleep", {"seconds": 0.3})], [Entry("toy_target")], list(range(40)), ["cpu"]).cells
+    cells = expand(registry, [Entry("toy_sleep", {"seconds": 0.3})], [Entry("toy_target")], list(range(40)),
+                   ["cpu"]).cells
     summary = run_cells(cells, store, registry, workers=2)
     assert summary.already_done == len(done_before)
     with store.engine.connect() as connection:
@@ -126,7 +128,7 @@ import json, sys
 sys.path.insert(0, {fixtures!r})
 from bench.registry import Listing, Registry
 from bench.store import Store
-from runners.grid import Entry, expand
+from bench.cells import Entry, expand
 from runners.local import run_cells
 registry = Registry([Listing("task", "toy_target", "toy", "bench_toy.toy_target", "", "t"),
                      Listing("method", "toy_threads", "toy", "bench_toy.toy_threads", "", "t")])
@@ -145,9 +147,10 @@ from threadpoolctl import threadpool_info
 seen["driver"] = [torch.get_num_threads(), min(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"),
                   float(os.environ.get("OMP_NUM_THREADS", "0"))]
 print(json.dumps(seen))
-"""
+"""  # noqa: E501
 
 
+@pytest.mark.integration
 def test_parallel_cells_share_the_cores_and_one_worker_keeps_them(tmp_path):
     """Two workers: each cell computes on half the cores (torch, BLAS and OMP_NUM_THREADS for its own processes);
     one worker keeps the driver's thread count, so its numbers stay those of the in-process path. Asked for one
@@ -156,7 +159,7 @@ def test_parallel_cells_share_the_cores_and_one_worker_keeps_them(tmp_path):
 
     from bench.numerics import THREAD_VARIABLES
     from runners.local import core_share
-    from tests.conftest import FIXTURES
+    from tests.helpers import FIXTURES
 
     env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}  # a driver started without them
     script = THREADS_GRID.format(fixtures=str(FIXTURES), url=f"sqlite:///{tmp_path}/threads.db")
@@ -170,10 +173,12 @@ def test_parallel_cells_share_the_cores_and_one_worker_keeps_them(tmp_path):
     assert seen["2 on one thread"] == seen["here on one thread"] == [1, 1, 1]
 
 
+@pytest.mark.integration
 def test_interrupted_sequential_grid_resumes_without_duplicates(tmp_path):
     _interrupt_then_resume(tmp_path, workers=1)
 
 
+@pytest.mark.integration
 def test_interrupted_parallel_grid_resumes_without_duplicates(tmp_path):
     _interrupt_then_resume(tmp_path, workers=2)
 
@@ -197,7 +202,7 @@ import sys
 sys.path.insert(0, {fixtures!r})
 from bench.registry import Listing, Registry
 from bench.store import Store
-from runners.grid import Entry, expand
+from bench.cells import Entry, expand
 from runners.local import run_cells
 registry = Registry([Listing("task", "toy_target", "toy", "bench_toy.toy_target", "", "t"),
                      Listing("method", "toy_sleep", "toy", "bench_toy.toy_sleep", "", "t")])
@@ -206,7 +211,7 @@ try:
     run_cells(cells, Store.open({url!r}), registry, workers={workers}, isolate=True)
 except KeyboardInterrupt:
     sys.exit(130)
-"""
+"""  # noqa: E501
 
 
 def _alive(pid: int) -> bool:
@@ -229,11 +234,12 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent-death signal and /proc are Linux")
 @pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
 def test_stopping_the_driver_leaves_no_worker_running(tmp_path, sig, workers):
-    from tests.conftest import FIXTURES
+    from tests.helpers import FIXTURES
 
     script = LONG_GRID.format(fixtures=str(FIXTURES), url=f"sqlite:///{tmp_path}/grid.db", workers=workers)
     proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)

@@ -17,9 +17,11 @@ from bench.errors import BenchError
 from bench.registry import Listing, Registry
 from bench.spec import Cell, Resources
 from bench.store import Store
-from runners.grid import Entry, expand
+from bench.cells import Entry, expand
 from runners import local
-from tests.conftest import FIXTURES, default_sigint
+from tests.helpers import FIXTURES, default_sigint
+
+pytestmark = pytest.mark.integration  # Ray clusters and driver processes
 
 ray = pytest.importorskip("ray")
 from runners import ray as ray_runner  # noqa: E402
@@ -54,7 +56,8 @@ def test_options_come_from_declared_resources_and_hardware(toy_registry):
 
 
 def test_infeasibility_names_what_is_missing():
-    nodes = [{"CPU": 2.0, "memory": 8 * 1024**3}, {"CPU": 8.0, "GPU": 1.0, "accelerator_type:T4": 1.0, "memory": 8 * 1024**3}]
+    nodes = [{"CPU": 2.0, "memory": 8 * 1024**3},
+             {"CPU": 8.0, "GPU": 1.0, "accelerator_type:T4": 1.0, "memory": 8 * 1024**3}]
     assert ray_runner.infeasibility({"CPU": 8.0, "GPU": 1.0}, nodes) is None
     assert ray_runner.infeasibility({"CPU": 4.0, "memory": 1024**3}, nodes) is None
     reason = ray_runner.infeasibility({"CPU": 1.0, "GPU": 1.0, "accelerator_type:A100": 0.001}, nodes)
@@ -131,7 +134,8 @@ def test_unreachable_ray_address_is_a_one_line_error(tmp_path):
     cli = subprocess.run([sys.executable, "-m", "bench", "grid", "-m", "sgd", "-t", "performative", "--runner", "ray",
                           "--address", "127.0.0.1:1"], capture_output=True, text=True, env=env, timeout=300)
     assert cli.returncode == 2, cli.stderr
-    assert cli.stderr.startswith("error: cannot reach a Ray cluster at 127.0.0.1:1") and len(cli.stderr.splitlines()) == 1
+    assert (cli.stderr.startswith("error: cannot reach a Ray cluster at 127.0.0.1:1")
+            and len(cli.stderr.splitlines()) == 1)
     assert time.monotonic() - started < 120
     with pytest.raises(BenchError, match="dashboard"):
         ray_runner.connect("http://127.0.0.1:8265")
@@ -145,7 +149,7 @@ import sys
 sys.path.insert(0, {fixtures!r})
 from bench.registry import Listing, Registry
 from bench.store import Store
-from runners.grid import Entry, expand
+from bench.cells import Entry, expand
 from runners.ray import run_cells
 registry = Registry([Listing("task", "toy_target", "toy", "bench_toy.toy_target", "", "t"),
                      Listing("method", "toy_sleep", "toy", "bench_toy.toy_sleep", "", "t")])
@@ -156,14 +160,15 @@ try:
 except KeyboardInterrupt:
     print("interrupted", flush=True)
     sys.exit(130)
-"""
+"""  # noqa: E501
 
 
 def _sleep_cells():
     sys.path.insert(0, str(FIXTURES))  # the local runner imports the toy family in this process
     registry = Registry([Listing("task", "toy_target", "toy", "bench_toy.toy_target", "", "t"),
                          Listing("method", "toy_sleep", "toy", "bench_toy.toy_sleep", "", "t")])
-    return registry, expand(registry, [Entry("toy_sleep", {"seconds": 0.5})], [Entry("toy_target")], list(range(24)), ["cpu"]).cells
+    return registry, expand(registry, [Entry("toy_sleep", {"seconds": 0.5})], [Entry("toy_target")], list(range(24)),
+                            ["cpu"]).cells
 
 
 @pytest.fixture
@@ -221,7 +226,8 @@ def test_ctrl_c_of_the_driver_keeps_every_finished_cell(tmp_path, drivers):
 def test_cli_grid_on_ray_shows_progress_and_stores_runs(tmp_path):
     url = f"sqlite:///{tmp_path}/cli.db"
     cli = subprocess.run([sys.executable, "-m", "bench", "grid", "-m", "sgd", "-t", "performative", "--set", "T=2000",
-                          "--seeds", "0-2", "--runner", "ray", "--db", url], capture_output=True, text=True, timeout=300)
+                          "--seeds", "0-2", "--runner", "ray", "--db", url], capture_output=True, text=True,
+                         timeout=300)
     assert cli.returncode == 0, cli.stderr
     assert "3/3" in cli.stderr and "pending=0 running=0" in cli.stderr and "cells: 3 done" in cli.stderr
     runs = Store.open(url).runs()

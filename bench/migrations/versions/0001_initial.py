@@ -53,7 +53,8 @@ def upgrade() -> None:
     op.create_table(
         "metrics",
         sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("run_key", sa.String(64), sa.ForeignKey("runs.run_key", ondelete="CASCADE"), nullable=False, index=True),
+        sa.Column("run_key", sa.String(64), sa.ForeignKey("runs.run_key", ondelete="CASCADE"), nullable=False,
+                  index=True),
         sa.Column("name", sa.String(128), nullable=False),
         sa.Column("value", sa.Float, nullable=False),
         sa.UniqueConstraint("run_key", "name"),

@@ -1,4 +1,5 @@
-"""label_smoothed_ce (chunked torch and Triton-interpreted) against F.cross_entropy(label_smoothing=β) and a closed form."""
+"""label_smoothed_ce (chunked torch and Triton-interpreted) against F.cross_entropy(label_smoothing=β) and a closed
+form."""
 
 import importlib
 import importlib.util
@@ -133,7 +134,8 @@ def test_triton_kernel_in_the_interpreter():
         pytest.skip("triton is not installed (pip install triton): the Triton kernel is untested here")
     if DIRECT:
         pytest.skip("the Triton tests run directly in this process")
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k", "triton_kernel_equals or triton_kernel_rejects"],
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
+                          "triton_kernel_equals or triton_kernel_rejects"],
                          capture_output=True, text=True, env={**os.environ, "TRITON_INTERPRET": "1"}, timeout=300)
     assert run.returncode == 0 and "13 passed" in run.stdout and "skipped" not in run.stdout, run.stdout[-3000:]
 

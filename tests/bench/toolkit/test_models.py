@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from bench.toolkit.models import TINY_SHAPES, build_tiny, load_model, save_model, score_texts, train_reward_model
+from tests.helpers import one_torch_thread
 
 TEXTS = ["Human: hi\n\nAssistant: hello there<eos>", "a much longer text " * 12, "x", "def f(x):\n    return x"]
 
@@ -54,16 +55,14 @@ def test_unreachable_hub_id_fails_in_one_line():
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}  # no network here either way; offline mode fails without retries
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     last = run.stderr.strip().splitlines()[-1]
-    assert run.returncode == 1 and last.startswith("ValueError: cannot load model 'nobody/no-such-reward-model' as a Hugging Face hub id")
+    assert run.returncode == 1 and last.startswith("ValueError: cannot load model 'nobody/no-such-reward-model' "
+                                                   "as a Hugging Face hub id")
 
 
 @pytest.fixture
 def one_thread():
-    """Tiny models train fastest on one thread (and do not fight other test processes for cores)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+    with one_torch_thread():
+        yield
 
 
 def test_bradley_terry_training_fits_its_pairs_reproducibly(one_thread):

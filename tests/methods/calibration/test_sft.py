@@ -26,7 +26,8 @@ def test_sft_loss_temperature_scales_the_logits(small_world):  # noqa: F811
     _, problem = small_world
     ids, labels = problem.sft_input_ids[:10], problem.sft_labels[:10]
     logits = problem.model(input_ids=ids).logits[:, :-1] / 0.5
-    expected = 0.5 * F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels[:, 1:].reshape(-1), label_smoothing=0.1)
+    expected = 0.5 * F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels[:, 1:].reshape(-1),
+                                     label_smoothing=0.1)
     assert sft_loss(problem.model, ids, labels, 0.1, temperature=0.5).item() == pytest.approx(expected.item(), abs=1e-5)
 
 
@@ -40,7 +41,8 @@ def _answer_prob(model, problem):
 def test_ce_saturates_and_smoothing_caps_the_answer_probability(small_world):  # noqa: F811
     _, problem = small_world
     ce = sft_ce.solve(problem, sft_ce.Config(lr=1e-2, epochs=30, batch_size=8), RunContext(seed=0))
-    ls = sft_label_smoothing.solve(problem, sft_label_smoothing.Config(lr=1e-2, epochs=30, batch_size=8), RunContext(seed=0))
+    ls = sft_label_smoothing.solve(problem, sft_label_smoothing.Config(lr=1e-2, epochs=30, batch_size=8),
+                                   RunContext(seed=0))
     # CE's optimum is a one-hot answer; smoothing's is the soft target 1 − β + β/V = 0.9016 (V = 64)
     assert _answer_prob(ce.model, problem) > 0.97
     assert _answer_prob(ls.model, problem) == pytest.approx(0.9 + 0.1 / 64, abs=0.03)

@@ -2,12 +2,11 @@
 two-core machine are many times slower than one. Restored afterwards."""
 
 import pytest
-import torch
+
+from tests.helpers import one_torch_thread
 
 
 @pytest.fixture(autouse=True, scope="package")
-def one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+def _one_torch_thread():
+    with one_torch_thread():
+        yield

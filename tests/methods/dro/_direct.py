@@ -77,7 +77,8 @@ def regression_dro(x, y, delta, theta, q, weight=None, beta_fixed=None):
         for i in range(n):
             b = cp.reshape(u.T @ beta, (k, 1), order="F")
             cons.append(cp.bmat([[lam * ua, np.zeros((k, 1)), -b],
-                                 [np.zeros((1, k)), cp.reshape(t[i], (1, 1), order="F"), cp.reshape(r[i], (1, 1), order="F")],
+                                 [np.zeros((1, k)), cp.reshape(t[i], (1, 1), order="F"),
+                                  cp.reshape(r[i], (1, 1), order="F")],
                                  [-b.T, cp.reshape(r[i], (1, 1), order="F"), np.ones((1, 1))]]) >> 0)
     else:
         # the per-vertex 3×3 LMI [[λ, 0, −h_k], [0, t_i, r_i], [−h_k, r_i, 1]] ⪰ 0 is

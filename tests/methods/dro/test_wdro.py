@@ -27,8 +27,10 @@ def test_zero_radius_regression_is_ols(p):
 def test_zero_radius_classification_is_the_logistic_mle(p):
     problem = make_problem(kind="classification", n=200, d=4, seed=11)   # not separable
     x, y = problem.x_train, problem.y_train
-    loss = lambda b: np.mean(np.logaddexp(0, -y * (x @ b)))
-    grad = lambda b: -(x.T @ (y / (1 + np.exp(y * (x @ b))))) / len(y)
+    def loss(b):
+        return np.mean(np.logaddexp(0, -y * (x @ b)))
+    def grad(b):
+        return -(x.T @ (y / (1 + np.exp(y * (x @ b))))) / len(y)
     mle = minimize(loss, np.zeros(4), jac=grad, method="BFGS", options={"gtol": 1e-12}).x
     np.testing.assert_allclose(fit(wdro, problem, delta=0.0, p=p), mle, atol=1e-5)
 

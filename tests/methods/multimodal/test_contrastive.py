@@ -1,10 +1,8 @@
 """CLIP-style baseline: its towers, symmetric similarities, learned temperature, and a small run above chance."""
 
-import math
 
 import numpy as np
 import pytest
-import torch
 
 from bench.context import RunContext
 from methods.multimodal import contrastive

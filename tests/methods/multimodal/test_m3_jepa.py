@@ -132,7 +132,8 @@ def test_no_global_seeding_and_reproducible(problem):
 
 
 def test_small_run_aligns_far_above_chance(problem):
-    """120 AGD steps on 400 pairs: mean recall 0.227 and class accuracy 0.34 vs 0.078 and 0.1 (chance) for random scores."""
+    """120 AGD steps on 400 pairs: mean recall 0.227 and class accuracy 0.34 vs 0.078 and 0.1 (chance) for random
+    scores."""
     result = m3_jepa.solve(problem, m3_jepa.Config(epochs=30), RunContext(0))
     rng = np.random.default_rng(0)
     shuffled = score(problem, RetrievalResult(rng.random((100, 100)), rng.random((100, 100)), rng.random((100, 10)), 0))

@@ -1,4 +1,5 @@
-"""DPO, EPA, IPO on the tabular bandit world (EPA spec §7.1): EPA → DPO, the DPO minimiser's non-uniqueness, negatives."""
+"""DPO, EPA, IPO on the tabular bandit world (EPA spec §7.1): EPA → DPO, the DPO minimiser's non-uniqueness,
+negatives."""
 
 import math
 
@@ -7,10 +8,11 @@ import pytest
 import torch
 
 from bench.context import RunContext
+from bench.registry import Registry
 from methods.preference import dpo, dpo_mix_p, epa, hypo, ipo, logo, sft, simplemix, simpo
 from methods.preference._losses import dpo_loss, ipo_loss
 from tasks.preference import BanditPreferenceProblem, preference_bandit, score
-from tasks.preference._bandit import BanditPolicy
+from methods.preference._bandit import BanditPolicy
 
 BETA = 0.1
 
@@ -139,12 +141,19 @@ def test_mlp_policy_starts_at_the_reference_and_learns(world):
     assert scores["kl_to_reference"] > 0 and math.isfinite(scores["slope1_error"])
 
 
-def test_other_preference_methods_skip_the_bandit_and_epa_checks_its_negatives(world):
+def test_other_preference_methods_are_refused_the_bandit_and_epa_checks_its_negatives(world):
+    """The registry refuses the sequence-only methods on the bandit before its world is built (their declared
+    `accepts` against the task's `problem`), in one line naming both types; the solving itself would fail."""
+    registry = Registry.discover()
     for module in (simplemix, hypo, dpo_mix_p, simpo, logo, sft):
-        reason = module.skip(world, module.Config())
-        assert reason and "not BanditPreferenceProblem" in reason
-    assert dpo.skip(world, dpo.Config()) is None and epa.skip(world, epa.Config()) is None
-    assert ipo.skip(world, ipo.Config()) is None
+        name = module.__name__.rsplit(".", 1)[1]
+        assert registry.incompatibility(name, "preference_bandit") == (
+            f"{name} takes PreferenceProblem problems, preference_bandit builds BanditPreferenceProblem")
+        assert registry.incompatibility(name, "preference_world") is None
+        assert "not BanditPreferenceProblem" in registry.method(name).skip(world, module.Config())   # a lying plugin
+    for name in ("dpo", "ipo", "epa"):
+        assert registry.incompatibility(name, "preference_bandit") is None
+    assert epa.skip(world, epa.Config()) is None
     assert "3 strong negatives, the task has 1" in epa.skip(_two_answer_problem(), epa.Config())
     assert "bandit_batch" in epa.skip(world, epa.Config(bandit_batch=1))
     with pytest.raises(ValueError, match="pairs 'all' unknown"):

@@ -43,14 +43,17 @@ def test_epa_is_a_softmax_cross_entropy_over_the_positive_and_its_negatives():
     masked = epa_loss(r_w, r_n, mask=torch.tensor([[1, 1, 0]]))
     assert masked.item() == pytest.approx(math.log(1 + math.exp(-0.2) + math.exp(-0.7)), abs=1e-6)
     weighted = epa_loss(r_w, r_n, w=2.0, weak_weight=torch.tensor([[1.0, 1.0, 0.5]]))
-    assert weighted.item() == pytest.approx(math.log(2 + math.exp(-0.2) + math.exp(-0.7) + 0.5 * math.exp(0.9)), abs=1e-6)
+    assert weighted.item() == pytest.approx(math.log(2 + math.exp(-0.2) + math.exp(-0.7) + 0.5 * math.exp(0.9)),
+                                            abs=1e-6)
 
 
 def test_logo_with_one_rejected_answer_is_simpo_and_gamma_is_beta_times_the_ratio():
     """SimPO (Eq. 6) by hand: −log σ(β·avg_w − β·avg_l − γ) with β = 2.5, γ = 2.5 · 0.1."""
     avg_w, avg_l = torch.tensor([-0.8, -1.1]), torch.tensor([[-1.3], [-0.9]])
     beta, ratio = 2.5, 0.1
-    simpo = [-math.log(1 / (1 + math.exp(-(beta * w - beta * l - beta * ratio)))) for w, l in ((-0.8, -1.3), (-1.1, -0.9))]
+    simpo = [-math.log(1 / (1 + math.exp(-(beta * w - beta * l - beta * ratio))))
+             for w, l in ((-0.8, -1.3), (-1.1, -0.9))]
     torch.testing.assert_close(logo_loss(avg_w, avg_l, beta, beta * ratio), torch.tensor(simpo), atol=1e-6, rtol=0)
     two = torch.tensor([[-1.3, -0.7], [-0.9, -2.1]])   # M = 2: the rejected term is the mean of the two
-    torch.testing.assert_close(logo_loss(avg_w, two, beta, 0.75), logo_loss(avg_w, two.mean(1, keepdim=True), beta, 0.75))
+    torch.testing.assert_close(logo_loss(avg_w, two, beta, 0.75),
+                               logo_loss(avg_w, two.mean(1, keepdim=True), beta, 0.75))

@@ -28,7 +28,8 @@ def test_dpo_gradient_at_the_reference_is_half_beta_times_the_score_difference(w
         ref_w = sequence_logprobs(policy, tok, prompts, completions(chosen))
         ref_l = sequence_logprobs(policy, tok, prompts, completions(rejected))
     beta = 0.1
-    pw, pl = sequence_logprobs(policy, tok, prompts, completions(chosen)), sequence_logprobs(policy, tok, prompts, completions(rejected))
+    pw, pl = (sequence_logprobs(policy, tok, prompts, completions(chosen)),
+              sequence_logprobs(policy, tok, prompts, completions(rejected)))
     loss = dpo_loss(pw, pl, ref_w, ref_l, beta).mean()
     assert loss.item() == pytest.approx(np.log(2), abs=1e-6)
     params = [p for p in policy.parameters()]
@@ -74,7 +75,8 @@ def test_epa_objective_with_one_strong_and_no_weak_negative_is_the_dpo_objective
 
 
 def test_logo_with_one_rejected_answer_and_no_sft_term_is_simpo(world):
-    _same(logo.solve(world, logo.Config(m=1, sft_weight=0.0, beta=2.5, gamma_beta_ratio=0.1, **FAST), RunContext(seed=3)),
+    _same(logo.solve(world, logo.Config(m=1, sft_weight=0.0, beta=2.5, gamma_beta_ratio=0.1, **FAST),
+                     RunContext(seed=3)),
           simpo.solve(world, simpo.Config(**FAST), RunContext(seed=3)))
 
 
@@ -95,7 +97,8 @@ def test_tilted_samplers_are_the_policy_when_it_equals_the_reference(world):
     assert len(result.responses) == len(world.eval_prompts) and np.isfinite(result.logp_policy).all()
 
 
-@pytest.mark.parametrize("module,bad", [(simplemix, {"alpha": 1.5}), (dpo, {"source": "both"}), (epa, {"strong_negatives": 0}),
+@pytest.mark.parametrize("module,bad", [(simplemix, {"alpha": 1.5}), (dpo, {"source": "both"}),
+                                        (epa, {"strong_negatives": 0}),
                                         (logo, {"m": 0}), (hypo, {"kl_weight": -1.0}), (dpo_mix_p, {"mix_prob": 2.0})])
 def test_bad_configs_name_the_value(module, bad):
     with pytest.raises(ValueError, match=str(list(bad.values())[0])):

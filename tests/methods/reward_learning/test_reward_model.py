@@ -25,7 +25,8 @@ def test_scores_are_the_models_and_the_metrics_aggregate_them_by_hand(saved_mode
     result = reward_model.solve(problem, reward_model.Config(model=saved_model, batch_size=7), RunContext(0))
     model, tok = load_model(saved_model)
     for texts, got in ((problem.chosen, result.scores_chosen), (problem.rejected, result.scores_rejected)):
-        own = [score_texts(model, tok, [f"Human: {p}\n\nAssistant: {r}<eos>"])[0] for p, r in zip(problem.prompts, texts)]
+        own = [score_texts(model, tok, [f"Human: {p}\n\nAssistant: {r}<eos>"])[0]
+               for p, r in zip(problem.prompts, texts)]
         np.testing.assert_allclose(got, own, atol=1e-5)
     correct = {}
     for sub, c, r in zip(problem.subsets, result.scores_chosen, result.scores_rejected):

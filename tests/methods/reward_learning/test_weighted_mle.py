@@ -75,7 +75,8 @@ def test_learned_reward_unchanged_as_the_clone_distance_goes_to_zero():
 
 @pytest.mark.slow
 def test_sampled_comparisons_weighted_shift_below_mle_in_18_of_20_seeds():
-    """Spec §7.1 with K = 50 sampled comparisons per pair: the weighted MLE moves less than the MLE in ≥ 18 of 20 seeds."""
+    """Spec §7.1 with K = 50 sampled comparisons per pair: the weighted MLE moves less than the MLE in ≥ 18 of 20
+    seeds."""
     from methods.reward_learning import mle
 
     wins = 0

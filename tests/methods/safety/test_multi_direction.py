@@ -21,7 +21,8 @@ def problem(tmp_path_factory):
 @pytest.fixture(scope="module")
 def states(problem):
     f = chat_prompts(problem.tokenizer, problem.prompts)
-    return stream_states(problem.base_model, problem.tokenizer, f)[0], stream_states(problem.finetuned_model, problem.tokenizer, f)[0]
+    return (stream_states(problem.base_model, problem.tokenizer, f)[0],
+            stream_states(problem.finetuned_model, problem.tokenizer, f)[0])
 
 
 def test_multi_direction_scores_are_base_activations_on_the_oriented_dominant_component(problem, states):

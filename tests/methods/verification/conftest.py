@@ -2,12 +2,11 @@
 machine torch's thread pool made them 10-100x slower."""
 
 import pytest
-import torch
+
+from tests.helpers import one_torch_thread
 
 
 @pytest.fixture(autouse=True)
 def _one_torch_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+    with one_torch_thread():
+        yield

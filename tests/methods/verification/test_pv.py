@@ -108,7 +108,8 @@ def test_pv_decides_a_fairsquare_instance_in_agreement_with_sampling():
 
 def test_splitting_rules():
     from tasks.verification._population import InputSpace
-    space = InputSpace(np.array([-np.inf, 0.0, 0, 0, 0]), np.array([np.inf, 7.0, 1, 1, 1]), ("a", "k", "c0", "c1", "c2"),
+    space = InputSpace(np.array([-np.inf, 0.0, 0, 0, 0]), np.array([np.inf, 7.0, 1, 1, 1]),
+                       ("a", "k", "c0", "c1", "c2"),
                        integer=(1,), groups=((2, 3, 4),))
     lb = torch.tensor([[-np.inf, 0.0, 0, 0, 0], [3.0, 2.0, 0, 0, 0], [-np.inf, 2.0, 0, 1, 0]], dtype=torch.float64)
     ub = torch.tensor([[np.inf, 7.0, 1, 1, 1], [np.inf, 2.0, 1, 0, 1], [-2.0, 7.0, 1, 1, 0]], dtype=torch.float64)

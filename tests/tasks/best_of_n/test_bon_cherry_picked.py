@@ -40,7 +40,8 @@ def test_formula_far_off_and_estimator_close():
         assert abs(expected_estimator(problem) - bon_kl(problem)) < 0.02
 
 
-@pytest.mark.parametrize("kw", [dict(top_k=0), dict(L=5, top_k=5), dict(top_prob=0.0), dict(top_k=2, top_prob=0.5), dict(n=0)])
+@pytest.mark.parametrize("kw", [dict(top_k=0), dict(L=5, top_k=5), dict(top_prob=0.0), dict(top_k=2, top_prob=0.5),
+                                dict(n=0)])
 def test_config_validation(kw):
     with pytest.raises(ValueError):
         Config(**kw)

@@ -46,7 +46,8 @@ def test_world_data_shapes_masks_and_sampled_answers(small_world):
     config, problem = small_world
     n_sft = round(config.sft_fraction * config.entities) * config.sft_copies
     assert problem.sft_input_ids.shape == (n_sft, 8) and problem.eval_input_ids.shape == (config.eval_questions, 7)
-    assert (problem.sft_labels[:, :-1] == -100).all() and (problem.sft_labels[:, -1] == problem.sft_input_ids[:, -1]).all()
+    assert ((problem.sft_labels[:, :-1] == -100).all()
+            and (problem.sft_labels[:, -1] == problem.sft_input_ids[:, -1]).all())
     assert set(problem.sft_labels[:, -1].tolist()) <= set(problem.letter_ids)
     assert (problem.vocab_size, problem.hidden_size) == (64, 16)
     # answers are drawn from each question's own distribution: mean p(answer) ≈ E[Σ p²]

@@ -28,7 +28,8 @@ def test_velocity_is_the_pipeline_transformer_with_the_pipelines_packing_and_ids
     t = torch.tensor([0.3, 0.8])
     prompts = ["a photo of cat", "a dog"]
     embeds, pooled, text_ids = pipe.encode_prompt(prompts, device="cpu", max_sequence_length=12)
-    expected = pipe.transformer(hidden_states=packed, timestep=t, guidance=torch.full((2,), 3.5), pooled_projections=pooled,
+    expected = pipe.transformer(hidden_states=packed, timestep=t, guidance=torch.full((2,), 3.5),
+                                pooled_projections=pooled,
                                 encoder_hidden_states=embeds, txt_ids=text_ids,
                                 img_ids=FluxPipeline._prepare_latent_image_ids(2, 4, 4, "cpu", torch.float32),
                                 return_dict=False)[0]
@@ -39,7 +40,8 @@ def test_velocity_is_the_pipeline_transformer_with_the_pipelines_packing_and_ids
 
 @pytest.mark.parametrize("guidance_embeds", [True, False])  # FLUX.1-dev (guidance embedding) and schnell (none)
 def test_sampler_and_decoder_equal_flux_pipeline_call(tiny_pipeline_dir, tmp_path, guidance_embeds):
-    directory = tiny_pipeline_dir if guidance_embeds else str(build_pipeline(tmp_path / "schnell", guidance_embeds=False))
+    directory = (tiny_pipeline_dir if guidance_embeds
+                 else str(build_pipeline(tmp_path / "schnell", guidance_embeds=False)))
     backbone = _backbone(directory, steps=5, guidance=2.5)
     noise = torch.randn(2, 16, 16, generator=torch.Generator().manual_seed(1))
     prompts = ["a photo of cat", "a picture showing a dog"]
@@ -58,7 +60,8 @@ def test_sampler_and_decoder_equal_flux_pipeline_call(tiny_pipeline_dir, tmp_pat
 
 def test_sampler_stops_at_t_stop_on_the_scheduler_grid(tiny_pipeline_dir):
     backbone = _backbone(tiny_pipeline_dir)
-    text, noise = backbone.encode(["a photo of cat"]), torch.randn(1, 16, 16, generator=torch.Generator().manual_seed(2))
+    text, noise = (backbone.encode(["a photo of cat"]),
+                   torch.randn(1, 16, 16, generator=torch.Generator().manual_seed(2)))
     field, t_stop = backbone.field(backbone.transformer, text), backbone.step_end(1)  # the end of step 1
     with torch.no_grad():
         x = noise

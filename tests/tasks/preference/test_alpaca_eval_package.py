@@ -104,7 +104,8 @@ def test_missing_openai_key_is_a_one_line_error_before_anything_runs(monkeypatch
         alpacaeval.build(config, RunContext(seed=0).for_task())
 
 
-# ---- the simple per-model length-controlled fit against alpaca_eval.metrics.glm_winrate (published LC: test_alpacaeval_lc.py)
+# ---- the simple per-model length-controlled fit against alpaca_eval.metrics.glm_winrate (published LC:
+# test_alpacaeval_lc.py)
 
 MINIMAL = {**alpaca_eval.metrics.glm_winrate.GLM_INFO["length_controlled_minimal"], "kwargs": {"n_splits": 0}}
 
@@ -117,7 +118,8 @@ def synthetic_annotations(n: int, theta: float, phi: float, seed: int) -> pd.Dat
     delta = (len_m - len_b).astype(float)
     p = sigmoid(theta + phi * np.tanh(delta / delta.std(ddof=1)))
     pref = np.clip(p + rng.normal(0, 0.05, n), 0.0, 1.0)
-    return pd.DataFrame({"index": np.arange(n), "output_1": ["b" * k for k in len_b], "output_2": ["m" * k for k in len_m],
+    return pd.DataFrame({"index": np.arange(n), "output_1": ["b" * k for k in len_b],
+                         "output_2": ["m" * k for k in len_m],
                          "preference": 1.0 + pref, "generator_1": "baseline", "generator_2": "model",
                          "annotator": "weighted_alpaca_eval_gpt4_turbo"})
 
@@ -153,7 +155,8 @@ def test_the_simple_lc_fit_is_alpaca_evals_glm_at_fixed_instruction_difficulty(t
     assert theirs["win_rate"] / 100 == pytest.approx(np.mean(df["preference"] - 1.0), abs=1e-12)   # raw WR
     assert theirs["length_controlled_winrate"] / 100 == pytest.approx(ours, abs=2e-4)
     assert abs(ours - theirs["win_rate"] / 100) > 0.02                  # the length control is doing something
-    with_difficulty = {**MINIMAL, "formula": alpaca_eval.metrics.glm_winrate.GLM_INFO["length_controlled_noreg"]["formula"]}
+    with_difficulty = {**MINIMAL,
+                       "formula": alpaca_eval.metrics.glm_winrate.GLM_INFO["length_controlled_noreg"]["formula"]}
     full = package_lc(df, with_difficulty, monkeypatch, tmp_path)  # the v1 formula, difficulty fixed at 0
     assert full["length_controlled_winrate"] / 100 == pytest.approx(ours, abs=2e-4)
     assert abs(ours - sigmoid(theta)) < 0.05                          # and both recover the generating θ

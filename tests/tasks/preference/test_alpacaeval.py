@@ -20,7 +20,8 @@ def test_fixture_is_loaded_as_instructions_references_and_pairs(problem):
     assert problem.eval_prompts[0] == "What is 17 plus 25?\n"          # no chat template on the tiny tokenizer
     assert problem.baseline_responses[0] == "17 plus 25 is 42."
     assert problem.off_policy[0] == ("3 plus 4 is 7.", "It is 8.")
-    assert problem.eval_categories == ("math",) * 2 + ("coding",) * 2 + ("creative_writing",) * 2 + ("recommendations",) * 2
+    assert problem.eval_categories == (("math",) * 2 + ("coding",) * 2 + ("creative_writing",) * 2
+                                       + ("recommendations",) * 2)
 
 
 def test_keyword_judge_and_win_rates_by_hand(problem):
@@ -51,7 +52,7 @@ def test_bad_judge_and_missing_file_are_clear_errors(tmp_path):
         alpacaeval.load_items(alpacaeval.Config(data=str(tmp_path / "none.json")))
 
 
-UF_ALL = str(Path(alpacaeval.FIXTURE).with_name("ultrafeedback_all.jsonl"))
+UF_ALL = str(Path(__file__).resolve().parents[2] / "fixtures" / "alpacaeval" / "ultrafeedback_all.jsonl")
 
 
 def test_uf_all_rows_are_ranked_by_overall_score_then_the_fine_grained_rating():
@@ -67,7 +68,8 @@ def test_uf_all_rows_are_ranked_by_overall_score_then_the_fine_grained_rating():
     # fine-grained_score null: the tie at 6 goes to the mean Rating, 4 ("N/A" left out) > 3
     assert trains[2]["responses"] == ["'Chat' means cat.", "Cat.", "Hat.", "Dog."]
     assert trains[3]["responses"] == ["Rapid, or quick.", "Quick.", "Speedy.", "Slow."]
-    assert alpacaeval.load_items(alpacaeval.Config(**{**alpacaeval.SMALLEST, "train_data": UF_ALL, "train_limit": 2}))[1] == trains[:2]
+    assert alpacaeval.load_items(alpacaeval.Config(**{**alpacaeval.SMALLEST, "train_data": UF_ALL,
+                                                      "train_limit": 2}))[1] == trains[:2]
 
 
 def test_uf_all_gives_epa_three_strong_negatives_and_binarized_pairs_one():
@@ -82,6 +84,7 @@ def test_uf_all_gives_epa_three_strong_negatives_and_binarized_pairs_one():
     assert epa.skip(binarized, epa.Config(strong_negatives=3)) == "epa needs 3 strong negatives, the task has 1"
 
 
+@pytest.mark.integration
 def test_bench_runs_epa_with_three_strong_negatives_on_uf_all_and_skips_it_on_binarized(tmp_path):
     from bench.store import Store
     from tests.leaderboard.paper_cli import bench
@@ -101,7 +104,8 @@ def test_bench_runs_epa_with_three_strong_negatives_on_uf_all_and_skips_it_on_bi
 
 
 def test_bad_train_data_is_a_clear_error(tmp_path):
-    with pytest.raises(ValueError, match="train_data 'uf' unknown; allowed: uf-binarized, uf-all, <local .json/.jsonl file>"):
+    with pytest.raises(ValueError,
+                       match="train_data 'uf' unknown; allowed: uf-binarized, uf-all, <local .json/.jsonl file>"):
         alpacaeval.Config(train_data="uf")
     with pytest.raises(ValueError, match="train_data '.*none.jsonl': no such file"):
         alpacaeval.load_items(alpacaeval.Config(**{**alpacaeval.SMALLEST, "train_data": str(tmp_path / "none.jsonl")}))
@@ -111,7 +115,7 @@ def test_bad_train_data_is_a_clear_error(tmp_path):
         alpacaeval.load_items(alpacaeval.Config(**{**alpacaeval.SMALLEST, "train_data": str(bad)}))
 
 
-# ---- AlpacaEval's own instructions (instructions.jsonl) and the published LC metric in the task -----------------------
+# ---- AlpacaEval's own instructions (instructions.jsonl) and the published LC metric in the task ----------------------
 
 DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "alpacaeval"
 needs_data = pytest.mark.skipif(not (DATA / "instructions.jsonl").is_file(),
@@ -139,7 +143,8 @@ def test_instructions_jsonl_from_a_file_or_its_folder(tmp_path):
     assert evals[0]["instruction"] == "Question 0?" and len(trains) == 8           # the fixture's pairs
     assert alpacaeval.load_items(alpacaeval.Config(**{**LOCAL, "data": str(folder / "instructions.jsonl")}))[0] == evals
     limited = alpacaeval.Config(**{**LOCAL, "data": str(folder), "eval_max_chars": 30, "eval_limit": 2})
-    assert [e["index"] for e in alpacaeval.load_items(limited)[0]] == [0, 1]   # 11 + 7(i+1) chars ≤ 30: 0, 1, 2; first 2
+    assert [e["index"] for e in alpacaeval.load_items(limited)[0]] == [0, 1]   # 11 + 7(i+1) chars ≤ 30: 0, 1, 2;
+                                                                               # first 2
     with pytest.raises(ValueError, match="holds no instructions.jsonl"):
         alpacaeval.load_items(alpacaeval.Config(data=str(tmp_path)))
     (tmp_path / "bad.jsonl").write_text('{"index": 0, "instruction": "x"}\n')
@@ -168,7 +173,8 @@ def test_scoring_uses_alpaca_evals_glm_with_the_difficulties(tmp_path, monkeypat
 
     folder = write_instructions(tmp_path / "ae", n=12)
     rng = np.random.default_rng(0)
-    annotations = pd.DataFrame([{"model": m, "index": i, "preference": float(rng.uniform()), "model_output_chars": int(rng.integers(1, 90)),
+    annotations = pd.DataFrame([{"model": m, "index": i, "preference": float(rng.uniform()),
+                                 "model_output_chars": int(rng.integers(1, 90)),
                                  "reference_output_chars": 7 * (i + 1)} for m in ("a", "b", "c") for i in range(12)])
     annotations.to_csv(folder / "preferences.csv.gz", index=False)
     problem = alpacaeval.build(alpacaeval.Config(**{**LOCAL, "data": str(folder)}), RunContext(seed=0).for_task())
@@ -179,12 +185,15 @@ def test_scoring_uses_alpaca_evals_glm_with_the_difficulties(tmp_path, monkeypat
     s = score(problem, PreferenceResult(responses=responses, logp_policy=zeros, logp_ref=zeros))
     wins = np.array([problem.judge([p], [r])[0] > problem.judge([p], [b])[0] for p, r, b in
                      zip(problem.eval_prompts, responses, problem.baseline_responses)], float)
-    expected = lc.fit_model(wins, [len(r) for r in responses], [len(b) for b in problem.baseline_responses], gamma.to_numpy())
+    expected = lc.fit_model(wins, [len(r) for r in responses], [len(b) for b in problem.baseline_responses],
+                            gamma.to_numpy())
     assert s["lc_win_rate"] == pytest.approx(expected["lc_win_rate"], abs=1e-12)
-    few = alpacaeval.build(alpacaeval.Config(**{**LOCAL, "data": str(folder), "eval_limit": 4}), RunContext(seed=0).for_task())
+    few = alpacaeval.build(alpacaeval.Config(**{**LOCAL, "data": str(folder), "eval_limit": 4}),
+                           RunContext(seed=0).for_task())
     few_scores = score(few, PreferenceResult(responses=responses[:4], logp_policy=zeros[:4], logp_ref=zeros[:4]))
     assert "win_rate" in few_scores and "lc_win_rate" not in few_scores          # the GLM's 5-fold CV needs 5
-    assert alpacaeval.lc_inputs(alpacaeval.Config(**{**LOCAL, "data": str(folder), "lc_difficulty": "none"})) == (None, None)
+    assert alpacaeval.lc_inputs(alpacaeval.Config(**{**LOCAL, "data": str(folder),
+                                                     "lc_difficulty": "none"})) == (None, None)
     assert alpacaeval.lc_inputs(alpacaeval.Config(**alpacaeval.SMALLEST)) == (None, None)
     hub = pd.DataFrame({"model": "gpt4_1106_preview_verbose", "index": [0, 1, 0], "preference": [0.2, 0.6, np.nan],
                         "std_delta_len": [0.5, -1.0, 0.0], "instruction_difficulty": [0.3, -0.4, 0.3],
@@ -198,6 +207,7 @@ def test_scoring_uses_alpaca_evals_glm_with_the_difficulties(tmp_path, monkeypat
     np.testing.assert_allclose(gamed.to_numpy(), [[np.tanh(0.5), 0.3, 0.2], [np.tanh(-1.0), -0.4, 0.6]])
 
 
+@pytest.mark.integration
 @needs_data
 def test_bench_run_trains_a_tiny_policy_and_scores_it_against_the_real_references(tmp_path):
     """The CPU-scale command of the README: a tiny GPT-2 trained by DPO on the fixture's pairs, judged by a tiny

@@ -57,7 +57,8 @@ def synthetic(n_models=6, n_instructions=80, seed=0, gamed=False) -> tuple[pd.Da
     gamma = rng.normal(0, 1.5, n_instructions)
     ref = rng.integers(200, 3000, n_instructions)
     rows = []
-    names = [f"m{i}" for i in range(n_models)] + (["gpt4_1106_preview_verbose", "gpt4_1106_preview_concise"] if gamed else [])
+    names = [f"m{i}" for i in range(n_models)] + (["gpt4_1106_preview_verbose", "gpt4_1106_preview_concise"]
+                                                  if gamed else [])
     for i, name in enumerate(names):
         quality = 0.0 if "gpt4" in name else rng.normal(-1, 1)
         scale = 1.6 if "verbose" in name else 0.5 if "concise" in name else rng.uniform(0.3, 1.3)
@@ -85,7 +86,8 @@ def test_our_fitter_is_the_packages_fit_logistic_regression_cv():
     for weight in (None, rng.uniform(0.1, 1.0, 400)):
         ours, C = lc.soft_logistic_l1_cv(X, y, sample_weight=weight)
         with sklearn.config_context():
-            theirs = fit_LogisticRegressionCV(frame, "preference", is_ytrue_proba=True, n_splits=5, sample_weight=weight)
+            theirs = fit_LogisticRegressionCV(frame, "preference", is_ytrue_proba=True, n_splits=5,
+                                              sample_weight=weight)
         np.testing.assert_allclose(ours, theirs.coef_[0], atol=1e-4)
         if weight is not None:
             np.testing.assert_allclose(ours, theirs.coef_[0], atol=1e-12)
@@ -107,7 +109,8 @@ def test_a_models_lc_with_gamed_baselines_is_the_packages_length_controlled_v1(m
     hub.to_csv(tmp_path / "df_gamed.csv", index=False)
     monkeypatch.setattr(glm_winrate, "hf_hub_download", lambda **kwargs: str(tmp_path / "df_gamed.csv"))
     model = frame[frame["model"] == "m1"]
-    package_input = pd.DataFrame({"index": model["index"], "output_1": ["r" * k for k in model["reference_output_chars"]],
+    package_input = pd.DataFrame({"index": model["index"],
+                                  "output_1": ["r" * k for k in model["reference_output_chars"]],
                                   "output_2": ["m" * k for k in model["model_output_chars"]],
                                   "preference": 1.0 + model["preference"], "generator_1": "gpt4_1106_preview",
                                   "generator_2": "m1", "annotator": "weighted_alpaca_eval_gpt4_turbo"})
@@ -115,8 +118,10 @@ def test_a_models_lc_with_gamed_baselines_is_the_packages_length_controlled_v1(m
     ours = lc.fit_model(model["preference"], model["model_output_chars"], model["reference_output_chars"], gamma, gamed)
     assert ours["lc_win_rate"] * 100 == pytest.approx(theirs["length_controlled_winrate"], abs=1e-8)
     assert ours["lc_standard_error"] * 100 == pytest.approx(theirs["lc_standard_error"], abs=1e-8)
-    unregularised = lc.fit_model(model["preference"], model["model_output_chars"], model["reference_output_chars"], gamma)
-    noreg = glm_winrate.get_length_controlled_winrate(package_input, glm_name="length_controlled_noreg", save_weights_dir=None)
+    unregularised = lc.fit_model(model["preference"], model["model_output_chars"], model["reference_output_chars"],
+                                 gamma)
+    noreg = glm_winrate.get_length_controlled_winrate(package_input, glm_name="length_controlled_noreg",
+                                                      save_weights_dir=None)
     # without weights the near-tie of large Cs (test above) moves it by 2e-4 points
     assert unregularised["lc_win_rate"] * 100 == pytest.approx(noreg["length_controlled_winrate"], abs=1e-3)
     assert abs(unregularised["lc_win_rate"] - ours["lc_win_rate"]) > 3e-4     # the gamed rows move it (measured 6e-4)
@@ -133,7 +138,8 @@ def test_the_joint_design_is_the_authors_notebook_formula():
     theirs = dmatrix("C(model, levels=models):tanh_len + C(model, levels=models) + C(index) "
                      "+ not_gamed_baseline.astype(float) - 1", data, return_type="dataframe")
     k = len(models)
-    order = ([f"C(model, levels=models)[{m}]:tanh_len" for m in models] + [f"C(model, levels=models)[{m}]" for m in models]
+    order = ([f"C(model, levels=models)[{m}]:tanh_len" for m in models]
+             + [f"C(model, levels=models)[{m}]" for m in models]
              + [f"C(index)[T.{i}]" for i in levels[1:]] + ["not_gamed_baseline.astype(float)"])
     assert design.shape == (len(frame), 2 * k + len(levels))
     np.testing.assert_allclose(design.toarray(), theirs[order].to_numpy())
@@ -157,7 +163,8 @@ def test_alpaca_eval_annotations_json_schema(tmp_path):
     frame = lc.read_annotations(tmp_path / "annotations.json")
     assert frame["index"].tolist() == [0, 1, 2, 0] and frame["model"].tolist() == ["m", "m", "m", "n"]
     np.testing.assert_allclose(frame["preference"], [1.0, 0.5, np.nan, 0.25])
-    assert frame["model_output_chars"].tolist() == [1, 13, 2, 2] and frame["reference_output_chars"].tolist() == [7, 3, 1, 7]
+    assert (frame["model_output_chars"].tolist() == [1, 13, 2, 2]
+            and frame["reference_output_chars"].tolist() == [7, 3, 1, 7])
     with pytest.raises(ValueError, match="the LC fit needs at least 5 annotated instructions per model"):
         lc.win_rates(frame, difficulty=pd.Series(0.0, index=[0, 1, 2]))
 

@@ -1,4 +1,5 @@
-"""lm-evaluation-harness on the trained policy: lm_eval's acc against our own log-prob argmax, names, errors, the hook."""
+"""lm-evaluation-harness on the trained policy: lm_eval's acc against our own log-prob argmax, names, errors, the
+hook."""
 
 import json
 from dataclasses import dataclass, fields
@@ -103,7 +104,8 @@ def test_longbench_english_is_logos_fourteen_tasks_and_its_average_is_table_1s()
 
 def test_unknown_task_is_a_one_line_error_naming_how_to_list_tasks():
     config = long_context_alignment.Config(lm_eval_tasks="long_context_kv, no_such_suite", lm_eval_include=str(INCLUDE))
-    with pytest.raises(ValueError, match=r"^lm_eval task\(s\) 'no_such_suite' unknown; list them with `lm-eval ls tasks`"):
+    with pytest.raises(ValueError,
+                       match=r"^lm_eval task\(s\) 'no_such_suite' unknown; list them with `lm-eval ls tasks`"):
         long_context_alignment.harness(config)                   # what build() checks before any training
     with pytest.raises(ValueError, match="lm_eval_include '/nonexistent': no such directory"):
         task_manager(HarnessSettings(tasks=("x",), include="/nonexistent"))
@@ -135,9 +137,11 @@ def test_evaluate_runs_the_problem_hook_on_the_trained_policy_and_keeps_its_scor
 
 
 @pytest.mark.skipif("external_eval" not in PreferenceProblem.__dataclass_fields__,
-                    reason="needs PreferenceProblem.external_eval and score's copy of extra['external'] (lead's change)")
+                    reason="needs PreferenceProblem.external_eval and score's copy of extra['external'] "
+                           "(lead's change)")
 def test_the_task_reports_lm_eval_scores_of_the_trained_policy(at_root):
-    """long_context_alignment with lm_eval_tasks: sft trains, the harness scores the trained policy, score reports it."""
+    """long_context_alignment with lm_eval_tasks: sft trains, the harness scores the trained policy, score reports
+    it."""
     from methods.preference import sft
 
     config = long_context_alignment.Config(**long_context_alignment.SMALLEST, sft_steps=0, sft_examples=30,

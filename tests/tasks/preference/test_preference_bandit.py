@@ -1,4 +1,5 @@
-"""The tabular bandit world (EPA spec §7.1): its data against its definition, exact metrics against hand computations."""
+"""The tabular bandit world (EPA spec §7.1): its data against its definition, exact metrics against hand
+computations."""
 
 import math
 import os
@@ -87,7 +88,8 @@ def test_exact_kl_value_and_win_rate_on_a_2x3_toy():
     assert scores["kl_to_reference"] == pytest.approx((0.25 * math.log(2) + 0.3 * math.log(2.5)) / 2, abs=1e-12)
     assert scores["true_value"] == pytest.approx(0.275, abs=1e-12)
     assert scores["win_rate"] == pytest.approx((0.34375 + 0.395) / 2, abs=1e-12)
-    assert bandit_win_rate(np.exp(problem.ref_logp), np.exp(problem.ref_logp), problem.true_reward) == pytest.approx(0.5)
+    assert bandit_win_rate(np.exp(problem.ref_logp), np.exp(problem.ref_logp),
+                           problem.true_reward) == pytest.approx(0.5)
     assert scores["train_loss"] == 0.25
     # the implicit reward β(log π − log π_ref) against r*/τ
     implicit, target = beta * (policy - problem.ref_logp), problem.true_reward / 2.0
@@ -134,6 +136,7 @@ def _bench(*args, db):
     return subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True, text=True, env=env, timeout=300)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("name", ["dpo", "epa"])
 def test_bench_run_on_the_bandit_gives_the_in_process_scores(tmp_path, name):
     """`bench run` end to end; its printed metrics equal an in-process solve + score of the same cell."""

@@ -29,7 +29,8 @@ def test_prompts_cover_the_four_categories_equally():
 
 
 def test_the_annotator_is_bradley_terry_in_gold_over_tau():
-    """P(a ≻ b) = σ((g_a − g_b)/τ): 'bright gentle golden wild soft bright' (1.0) vs 'bright calm tiny dark new old' (1/6)."""
+    """P(a ≻ b) = σ((g_a − g_b)/τ): 'bright gentle golden wild soft bright' (1.0) vs 'bright calm tiny dark new old'
+    (1/6)."""
     rng = np.random.default_rng(1)
     a, b, tau = "bright gentle golden wild soft bright", "bright calm tiny dark new old", 0.5
     wins = np.mean([annotate("story sea =", [a, b], rng, tau)[0] == 0 for _ in range(20000)])

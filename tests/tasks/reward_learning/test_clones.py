@@ -42,7 +42,8 @@ def test_clones_sit_at_distance_eps_of_their_food_originals(eps):
     prob = _build(clones=7, distance=eps)
     m = len(prob.points)
     np.testing.assert_array_equal(prob.clone_points[:m], prob.points)
-    np.testing.assert_allclose(np.linalg.norm(prob.clone_points[m:] - prob.points[prob.clone_of], axis=1), eps, atol=1e-15)
+    np.testing.assert_allclose(np.linalg.norm(prob.clone_points[m:] - prob.points[prob.clone_of], axis=1), eps,
+                               atol=1e-15)
     assert set(prob.themes[prob.clone_of]) == {clones.THEMES.index("food")}
     assert list(prob.clone_of) == [20, 21, 22, 23, 24, 25, 26]  # round-robin over the food alternatives
 

@@ -31,15 +31,18 @@ def test_official_tables():
     """The 23 subsets of the filtered split (2985 triples, math-prm counted as 984 = 6 × 164)."""
     assert sum(len(v) for v in SUBSET_MAPPING.values()) == len(EXAMPLE_COUNTS) == 23
     assert sum(EXAMPLE_COUNTS.values()) - 984 + 447 == 2985
-    assert EXAMPLE_COUNTS["math-prm"] == sum(EXAMPLE_COUNTS[f"hep-{s}"] for s in ("cpp", "go", "java", "js", "python", "rust"))
+    assert EXAMPLE_COUNTS["math-prm"] == sum(EXAMPLE_COUNTS[f"hep-{s}"]
+                                             for s in ("cpp", "go", "java", "js", "python", "rust"))
     assert (EXAMPLE_COUNTS["xstest-should-refuse"], EXAMPLE_COUNTS["xstest-should-respond"]) == (154, 250)
 
 
 def test_score_equals_a_hand_computed_score():
     p = _problem()
     #                 alpacaeval-easy  mt-bench-hard  refusals-dang.  xstest-respond  donotanswer  math-prm   hep-python
-    chosen = np.array([1, 1, 0,         2, 0, 0,       3, 3, 3,        1, 1, 1,        0, 5,        1, 1, 1,  0, 0, 1.0])
-    rejected = np.array([0, 0, 1,       1, 0, 1,       0, 0, 0,        0, 2, 0,        1, 4,        0, 2, 0,  1, 1, 0.0])
+    chosen = np.array([1, 1, 0,         2, 0, 0,       3, 3, 3,        1, 1, 1,        0, 5,        1, 1, 1,
+                       0, 0, 1.0])
+    rejected = np.array([0, 0, 1,       1, 0, 1,       0, 0, 0,        0, 2, 0,        1, 4,        0, 2, 0,
+                         1, 1, 0.0])
     s = score(p, RewardBenchResult(scores_chosen=chosen, scores_rejected=rejected))
     # per subset: 2/3, 1/3 (a tie counts as wrong), 3/3, 2/3, 1/2, 2/3, 1/3
     chat = 2 / 3
@@ -74,5 +77,6 @@ def test_unreachable_hub_dataset_fails_in_one_line(tmp_path, monkeypatch):
     run = bench("run", "--method", "reward_model", "--task", "rewardbench", "--set", "model=tiny-gpt2",
                 db=tmp_path / "b.db", timeout=300)
     assert run.returncode == 1
-    assert "cannot load RewardBench dataset 'allenai/reward-bench' (split 'filtered') from the Hugging Face hub" in run.stderr
+    assert ("cannot load RewardBench dataset 'allenai/reward-bench' (split 'filtered') from the Hugging Face hub"
+            in run.stderr)
     assert "give a local .json/.jsonl/.parquet path instead" in run.stderr

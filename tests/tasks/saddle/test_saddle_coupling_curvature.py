@@ -13,7 +13,8 @@ def make(**overrides):
     return build(Config(**overrides), RunContext(seed=0).for_task())
 
 
-@pytest.mark.parametrize("overrides", [{}, {"aligned": True}, {"L_xy": 16.0}, {"d": 100}, {"mu_xy": 0.0625, "aligned": True}])
+@pytest.mark.parametrize("overrides", [{}, {"aligned": True}, {"L_xy": 16.0}, {"d": 100},
+                                       {"mu_xy": 0.0625, "aligned": True}])
 def test_kkt_solution_is_the_saddle_point(overrides):
     p = make(**overrides)
     assert_exact_saddle_point(p)

@@ -1,4 +1,5 @@
-"""Two-city task: hand-computed MAE/RMSE/R²/MAPE, the ridge protocol against sklearn, the generator, the released-data reader."""
+"""Two-city task: hand-computed MAE/RMSE/R²/MAPE, the ridge protocol against sklearn, the generator, the
+released-data reader."""
 
 import numpy as np
 import pandas as pd

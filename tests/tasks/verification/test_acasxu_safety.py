@@ -22,8 +22,10 @@ def literal_nnet(path, x):
     h = (np.clip(x, mins, maxs) - means[:5]) / ranges[:5]
     r = 7
     for k in range(len(sizes) - 1):
-        W = np.array(rows[r:r + sizes[k + 1]]); r += sizes[k + 1]
-        b = np.array([v[0] for v in rows[r:r + sizes[k + 1]]]); r += sizes[k + 1]
+        W = np.array(rows[r:r + sizes[k + 1]])
+        r += sizes[k + 1]
+        b = np.array([v[0] for v in rows[r:r + sizes[k + 1]]])
+        r += sizes[k + 1]
         h = h @ W.T + b
         if k < len(sizes) - 2:
             h = np.maximum(h, 0)

@@ -15,7 +15,8 @@ def direct(name, x, constrained):
     age, edu, cg = x[:, 0], x[:, 1], x[:, 3] if x.shape[1] > 3 else np.zeros(len(x))
     if constrained:
         edu = np.minimum(edu, age)
-    z = np.stack([(age - 17 - 36.5 + 3.65) / 7.3, (edu - 3 - 6.5 + 0.65) / 1.3, (cg - 11020 + 1102) / 2204][:len(W1[0])], 1)
+    z = np.stack([(age - 17 - 36.5 + 3.65) / 7.3, (edu - 3 - 6.5 + 0.65) / 1.3,
+                  (cg - 11020 + 1102) / 2204][:len(W1[0])], 1)
     return np.maximum(np.maximum(z @ np.array(W1).T + b1, 0) @ np.array(W2).T + b2, 0)
 
 

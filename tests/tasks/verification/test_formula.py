@@ -18,7 +18,8 @@ def test_sat_bounds_contain_point_values_and_status_is_sound():
     x_ub = x_lb + 0.2
     lo, hi, status = sat_bounds(phi, y_lb, y_ub, x_lb, x_ub)
     for _ in range(50):
-        u, v = torch.rand(200, 3, generator=g, dtype=torch.float64), torch.rand(200, 1, generator=g, dtype=torch.float64)
+        u, v = (torch.rand(200, 3, generator=g, dtype=torch.float64),
+                torch.rand(200, 1, generator=g, dtype=torch.float64))
         y, x = y_lb + u * (y_ub - y_lb), x_lb + v * (x_ub - x_lb)
         s, _, _ = sat_bounds(phi, y, y, x, x)
         h = holds(phi, y, x)

@@ -58,11 +58,13 @@ def client(address: str | None):
 
 def job_entrypoint(args: list[str], python: str = "python") -> str:
     if not args:
-        raise BenchError("nothing to submit: give the bench command after --, e.g. bench submit -- grid -m sgd -t performative")
+        raise BenchError("nothing to submit: give the bench command after --, "
+                         "e.g. bench submit -- grid -m sgd -t performative")
     args = list(args)
     if any(mask_url(a) != a for a in args):
         raise BenchError("a password in the job's arguments would show on Ray's dashboard: give the store as "
-                         "`bench submit --db URL -- ...` (or BENCH_DB_URL), which passes the password in a private file")
+                         "`bench submit --db URL -- ...` (or BENCH_DB_URL), which passes the password in a private "
+                         "file")
     if args[0] == "grid" and not any(a == "--runner" or a.startswith("--runner=") for a in args):
         args += ["--runner", "ray"]
     return " ".join([shlex.quote(python), "-m", "bench", *map(shlex.quote, args)])
@@ -73,10 +75,12 @@ def check_db_for_cluster(db_url: str) -> None:
     try:
         url = make_url(db_url)
     except Exception:  # noqa: BLE001 - sqlalchemy raises ArgumentError (ValueError for a bad port): bad input
-        raise BenchError(f"bad database URL {mask_url(db_url)!r}; e.g. postgresql+psycopg://user:pw@dbhost/bench") from None
+        raise BenchError(f"bad database URL {mask_url(db_url)!r}; "
+                         "e.g. postgresql+psycopg://user:pw@dbhost/bench") from None
     if url.get_backend_name() == "sqlite" and not (url.database and Path(url.database).is_absolute()):
-        raise BenchError(f"a job on a cluster needs a shared database, not {mask_url(db_url)!r} (a file inside the job's "
-                         "temporary working directory); pass --db postgresql+psycopg://user:pw@dbhost/bench")
+        raise BenchError(f"a job on a cluster needs a shared database, not {mask_url(db_url)!r} "
+                         "(a file inside the job's temporary working directory); "
+                         "pass --db postgresql+psycopg://user:pw@dbhost/bench")
 
 
 def submit(address: str | None, args: list[str], db_url: str, working_dir: Path | None = None,

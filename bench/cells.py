@@ -1,4 +1,5 @@
-"""Expand a grid (methods x tasks x seeds x hardware, from flags or YAML) into cells.
+"""Cells: expand a grid (methods x tasks x seeds x hardware, from flags or YAML) into runnable cells (the core's, used
+by the CLI, the runners and the claims).
 
 Incompatible (method, task, hardware) combinations are dropped with the reason, not run.
 A grid file looks like:
@@ -123,7 +124,8 @@ def _entries(items: Any, key: str) -> list[Entry]:
         elif isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("config", {}), dict):
             unknown = set(item) - {"name", "config"}
             if unknown:
-                raise BenchError(f"grid file: {key} entry {item['name']!r} has unknown fields {sorted(unknown)}; allowed: name, config")
+                raise BenchError(f"grid file: {key} entry {item['name']!r} has unknown fields {sorted(unknown)}; "
+                                 "allowed: name, config")
             entries.append(Entry(item["name"], item.get("config", {})))
         else:
             raise BenchError(f"grid file: bad {key} entry {item!r}; use a name or {{name: ..., config: {{...}}}}")

@@ -3,7 +3,7 @@ import time
 import pytest
 
 from bench.errors import BenchError
-from runners.grid import MAX_SEED, MAX_SEEDS, Entry, check_seed, expand, load_grid_file, make_cell, parse_seeds
+from bench.cells import MAX_SEED, MAX_SEEDS, Entry, check_seed, expand, load_grid_file, make_cell, parse_seeds
 
 
 def test_parse_seeds():
@@ -31,8 +31,8 @@ def test_seed_count_is_capped_before_a_list_is_built():
 
 def test_grid_file_hardware_and_encoding_are_checked(tmp_path):
     path = tmp_path / "grid.yaml"
-    for hardware, message in (("5", "not 5"), ("[5]", "not \\[5\\]"), ("[null]", "not \\[None\\]"), ("[]", "not \\[\\]"),
-                              ("[tpu]", "hardware 'tpu'")):
+    for hardware, message in (("5", "not 5"), ("[5]", "not \\[5\\]"), ("[null]", "not \\[None\\]"),
+                              ("[]", "not \\[\\]"), ("[tpu]", "hardware 'tpu'")):
         path.write_text(f"methods: [a]\ntasks: [b]\nhardware: {hardware}\n")
         with pytest.raises(BenchError, match=message):
             load_grid_file(path)

@@ -41,9 +41,14 @@ err = Console(stderr=True)
 DbOption = Annotated[Optional[str], typer.Option("--db", envvar="BENCH_DB_URL",
                      help="SQLAlchemy URL of the store (default sqlite:///bench.db).")]
 StoreRetryOption = Annotated[Optional[float], typer.Option(
-    "--store-retry", envvar="BENCH_STORE_RETRY_S", help="Seconds saves retry while the store is unreachable (default 60).")]
-SetOption = Annotated[Optional[list[str]], typer.Option("--set", help="Override a config field: key=value (method) or task.key=value.")]
+    "--store-retry", envvar="BENCH_STORE_RETRY_S",
+    help="Seconds saves retry while the store is unreachable (default 60).")]
+SetOption = Annotated[Optional[list[str]],
+                      typer.Option("--set", help="Override a config field: key=value (method) or task.key=value.")]
 
+WorkersOption = Annotated[int, typer.Option(help="Worker processes.")]
+TimeoutOption = Annotated[Optional[float], typer.Option(help="Hard limit per cell, seconds.")]
+ForceOption = Annotated[bool, typer.Option(help="Rerun cells already done.")]
 
 class Kind(str, Enum):
     methods = "methods"
@@ -92,7 +97,7 @@ def list_(kind: Annotated[Kind, typer.Argument(help="methods, tasks or papers")]
 
 
 def _seeds(seed: Optional[int], seeds: Optional[str]) -> list[int]:
-    from runners.grid import check_seed, parse_seeds
+    from bench.cells import check_seed, parse_seeds
 
     if seed is not None and seeds is not None:
         raise BenchError("give --seed or --seeds, not both")
@@ -155,7 +160,8 @@ def _progress_runner(cells, store, registry, workers: int, timeout: Optional[flo
     from rich.markup import escape
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    from runners.local import pending_cells, run_cells
+    from runners.base import pending_cells
+    from runners.local import run_cells
 
     todo, _ = pending_cells(cells, store, force, registry)
     if runner == "ray" and todo:  # an unreachable cluster is a one-line error before the bar is drawn
@@ -177,7 +183,8 @@ def _progress_runner(cells, store, registry, workers: int, timeout: Optional[flo
                             counts=" ".join(f"{k}={v}" for k, v in sorted(counts.items())))
             if record.status not in ("done", "skipped"):
                 first = (record.error or "").strip().splitlines()
-                err.print(f"[red]{record.status}[/red] {escape(record.cell.label())}: {escape(first[-1]) if first else ''}",
+                err.print(f"[red]{record.status}[/red] {escape(record.cell.label())}: "
+                          f"{escape(first[-1]) if first else ''}",
                           highlight=False, soft_wrap=True)
 
         def on_status(snapshot) -> None:  # ray: cells running and pending besides the finished ones
@@ -225,9 +232,9 @@ def run(
     seeds: Annotated[Optional[str], typer.Option(help="Several seeds: 0-9 or 0,3,5.")] = None,
     set_: SetOption = None,
     hardware: Annotated[str, typer.Option(help="cpu, cuda or cuda:<class>.")] = "cpu",
-    workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
-    timeout: Annotated[Optional[float], typer.Option(help="Hard limit per cell, seconds.")] = None,
-    force: Annotated[bool, typer.Option(help="Rerun cells already done.")] = False,
+    workers: WorkersOption = 1,
+    timeout: TimeoutOption = None,
+    force: ForceOption = False,
     allow_cpu: AllowCpuOption = False,
     store_retry: StoreRetryOption = None,
     db: DbOption = None,
@@ -237,7 +244,7 @@ def run(
     from bench.execute import device_for
     from bench.store import Store
     from bench.writes import retry_budget
-    from runners.grid import entry_from_flag, expand
+    from bench.cells import entry_from_flag, expand
 
     _check_limits(workers, timeout)
     chosen_seeds = _seeds(seed, seeds)
@@ -292,10 +299,11 @@ def grid(
     file: Annotated[Optional[Path], typer.Option("--file", "-f", help="YAML grid file.")] = None,
     set_: SetOption = None,
     runner: Annotated[str, typer.Option(help="local, or ray (see 'Running on a cluster' in the README).")] = "local",
-    address: Annotated[Optional[str], typer.Option(help="Ray: none starts a local Ray, auto joins a running one, or HOST:6379.")] = None,
-    workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
-    timeout: Annotated[Optional[float], typer.Option(help="Hard limit per cell, seconds.")] = None,
-    force: Annotated[bool, typer.Option(help="Rerun cells already done.")] = False,
+    address: Annotated[Optional[str], typer.Option(help="Ray: none starts a local Ray, auto joins a running one, "
+                                                        "or HOST:6379.")] = None,
+    workers: WorkersOption = 1,
+    timeout: TimeoutOption = None,
+    force: ForceOption = False,
     allow_cpu: AllowCpuOption = False,
     store_retry: StoreRetryOption = None,
     db: DbOption = None,
@@ -304,7 +312,7 @@ def grid(
     from bench.configs import split_overrides
     from bench.store import Store
     from bench.writes import retry_budget
-    from runners.grid import check_hardware, entry_from_flag, expand, load_grid_file, parse_seeds
+    from bench.cells import check_hardware, entry_from_flag, expand, load_grid_file, parse_seeds
 
     _check_runner(runner, address)
     _check_limits(workers, timeout)
@@ -434,7 +442,8 @@ def _check_output(output: Path) -> None:
 @app.command()
 def claims(
     paper: Annotated[Optional[str], typer.Option(help="Only this paper.")] = None,
-    check: Annotated[bool, typer.Option("--check", help="Only validate every claims file against the registry.")] = False,
+    check: Annotated[bool,
+                     typer.Option("--check", help="Only validate every claims file against the registry.")] = False,
     format: Annotated[ClaimsFormat, typer.Option("--format", help="table (the terminal's), or json, md or csv: one "
                                                                   "unwrapped row per claim, for files and pipes.")]
     = ClaimsFormat.table,
@@ -504,7 +513,8 @@ def _print_verdicts(paper, verdicts, lock=None) -> None:
               "uninformative": "magenta"}
     title = f"{paper.slug}: {paper.title}"
     if source == "reference":
-        title += f"\n(nothing stored: the {lock.label}; re-run locally: bench reproduce {paper.slug} --scale cpu --controls)"
+        title += (f"\n(nothing stored: the {lock.label}; re-run locally: "
+                  f"bench reproduce {paper.slug} --scale cpu --controls)")
     table = Table(title=title, box=None, pad_edge=False, title_justify="left")
     for col in ("claim", "kind", "scale", "paper", "ours", "verdict", "why"):
         table.add_column(col, overflow="fold")
@@ -524,9 +534,11 @@ class Scale(str, Enum):
 @app.command()
 def reproduce(
     paper: Annotated[Optional[str], typer.Argument(help="Paper slug (bench list papers); or --all.")] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Every paper's claims in one grid (default --scale cpu).")] = False,
+    all_: Annotated[bool,
+                    typer.Option("--all", help="Every paper's claims in one grid (default --scale cpu).")] = False,
     scale: Annotated[Scale, typer.Option(help="Claims to run: cpu (cpu-full, cpu-reduced), paper or all. Paper-scale "
-                                              "cells run only when asked: they need a GPU and hub models.")] = Scale.cpu,
+                                              "cells run only when asked: they need a GPU and hub "
+                                              "models.")] = Scale.cpu,
     allow_cpu: AllowCpuOption = False,
     seeds: Annotated[Optional[int], typer.Option(help="Seeds per cell (default: each claim's own).")] = None,
     controls: Annotated[bool, typer.Option("--controls", help="Also run each claim's negative control (the cells "
@@ -535,9 +547,10 @@ def reproduce(
                                                       ".yaml (implies --controls; at the claims' own seeds).")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List the cells, run nothing.")] = False,
     runner: Annotated[str, typer.Option(help="local or ray.")] = "local",
-    address: Annotated[Optional[str], typer.Option(help="Ray: none starts a local Ray, auto joins a running one.")] = None,
-    workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
-    timeout: Annotated[Optional[float], typer.Option(help="Hard limit per cell, seconds.")] = None,
+    address: Annotated[Optional[str],
+                       typer.Option(help="Ray: none starts a local Ray, auto joins a running one.")] = None,
+    workers: WorkersOption = 1,
+    timeout: TimeoutOption = None,
     db: DbOption = None,
 ) -> None:
     """Run every cell a paper's claims need (resuming), then print the verdicts."""
@@ -547,7 +560,7 @@ def reproduce(
     from leaderboard.claims import claim_groups, evaluate_paper, load_paper
     from leaderboard.lock import read_lock
     from leaderboard.reproduction import SCALE_CHOICES, cache_build_seconds, cache_first, claim_cells, expected_costs
-    from runners.grid import MAX_SEEDS
+    from bench.cells import MAX_SEEDS
 
     _check_runner(runner, address)
     _check_limits(workers, timeout)
@@ -572,7 +585,8 @@ def reproduce(
         return
     _check_devices(cells, runner)
     if not allow_cpu:  # paper-scale cells run on hardware cpu (no claim names a GPU yet)
-        groups = [g for p in papers for c in p.claims if c.scale in SCALE_CHOICES[chosen] for g in claim_groups(c, controls)]
+        groups = [g for p in papers for c in p.claims if c.scale in SCALE_CHOICES[chosen]
+                  for g in claim_groups(c, controls)]
         _refuse_hub_models_on_cpu([g.method_config for g in groups] + [g.task_config for g in groups], ["cpu"],
                                   "paper-scale cells need a GPU machine")
     store = Store.open(db)
@@ -583,13 +597,15 @@ def reproduce(
     if lock:
         _write_locks(papers, store, registry, chosen, summary)
     if not all_:
-        _print_verdicts(papers[0], evaluate_paper(papers[0], store, registry, seeds=seeds), lock=read_lock(papers[0].slug))
+        _print_verdicts(papers[0], evaluate_paper(papers[0], store, registry, seeds=seeds),
+                        lock=read_lock(papers[0].slug))
     else:
         _print_paper_counts(papers, store, registry, seeds)
         builds, build_s = cache_build_seconds(started)
         wall = time.perf_counter() - clock
         err.print(f"wall {wall:.0f} s for {len(cells)} cells with {workers} worker(s); {builds} cached model(s) built "
-                  f"in {build_s:.0f} s ({100 * build_s / max(wall * max(workers, 1), 1e-9):.0f} % of the workers' time)",
+                  f"in {build_s:.0f} s ({100 * build_s / max(wall * max(workers, 1), 1e-9):.0f} % "
+                  "of the workers' time)",
                   highlight=False)
     _exit_on_failures(summary)
 
@@ -604,8 +620,10 @@ def _write_locks(papers, store, registry, scale: str, summary) -> None:
         err.print("no verdict lock written: some cells did not finish (see the counts above); re-run to resume")
         return
     for paper in papers:
-        path = write_lock(make_lock(paper, evaluate_paper(paper, store, registry), store, registry, SCALE_CHOICES[scale]))
-        err.print(f"locked {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}", highlight=False)
+        path = write_lock(make_lock(paper, evaluate_paper(paper, store, registry), store, registry,
+                                    SCALE_CHOICES[scale]))
+        err.print(f"locked {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}",
+                  highlight=False)
 
 
 def _print_paper_counts(papers, store, registry, seeds) -> None:
@@ -678,12 +696,13 @@ def submit(
     db: DbOption = None,
 ) -> None:
     """Submit a bench command to a Ray cluster as a job: bench submit --address URL -- grid ..."""
-    from bench.cluster import submit as submit_job
+    from app.cluster import submit as submit_job
     from bench.store import resolve_url
 
-    job = submit_job(address, list(ctx.args), resolve_url(db), python=python)  # masks the password (bench.cluster)
+    job = submit_job(address, list(ctx.args), resolve_url(db), python=python)  # masks the password (app.cluster)
     out.print(job, highlight=False)
-    err.print(f"submitted {job}; follow it with: bench jobs --address {address or '<head>'} {job} --follow", highlight=False)
+    err.print(f"submitted {job}; follow it with: bench jobs --address {address or '<head>'} {job} --follow",
+              highlight=False)
 
 
 @app.command()
@@ -695,7 +714,7 @@ def jobs(
     """List the cluster's jobs, or show (and --follow) one of them."""
     from datetime import datetime
 
-    from bench import cluster
+    from app import cluster
 
     if submission_id is None:
         from rich.table import Table
@@ -705,7 +724,8 @@ def jobs(
             table.add_column(col, no_wrap=True)  # an id is copied from here: never folded
         table.add_column("entrypoint", overflow="fold")
         for job in cluster.list_jobs(address):
-            started = datetime.fromtimestamp(job.start_time / 1000).strftime("%Y-%m-%d %H:%M:%S") if job.start_time else ""
+            started = (datetime.fromtimestamp(job.start_time / 1000).strftime("%Y-%m-%d %H:%M:%S")
+                       if job.start_time else "")
             table.add_row(job.submission_id or job.job_id or "", str(job.status.value), started, job.entrypoint)
         out.print(table)
         return
@@ -722,7 +742,8 @@ def jobs(
 
 @app.command("alpacaeval")
 def alpacaeval_(
-    files: Annotated[list[Path], typer.Argument(help="preferences.csv(.gz) files, or AlpacaEval annotations.json files.")],
+    files: Annotated[list[Path],
+                     typer.Argument(help="preferences.csv(.gz) files, or AlpacaEval annotations.json files.")],
     baseline: Annotated[str, typer.Option(help="The reference model (its LC is 50).")] = "gpt4_1106_preview",
     csv: Annotated[bool, typer.Option("--csv", help="Print CSV instead of a table.")] = False,
 ) -> None:

@@ -1,0 +1,62 @@
+"""What every runner shares: the `Runner` protocol, the summary it returns, the cells still to run, and the one way a
+finished cell is recorded (stored in batches, counted, reported).
+
+A runner is a function `run_cells(cells, store, registry, *, timeout, force, on_record, ...) -> Summary`: it runs
+the cells not yet done (`pending_cells`), records each finished one through `recorder`, and returns the counts.
+runners/local.py (processes on this machine) and runners/ray.py (a Ray cluster) are the two; their own settings
+(workers, threads, address) are keyword arguments with defaults, so either runs where a `Runner` is expected.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+from bench.registry import Registry
+from bench.spec import Cell, RunRecord
+from bench.store import Store
+from bench.writes import Writer
+
+OnRecord = Callable[[RunRecord], None]
+
+
+@dataclass
+class Summary:
+    counts: Counter = field(default_factory=Counter)
+    already_done: int = 0
+    leased: int = 0  # skipped: another live driver holds the cell
+    kept: int = 0  # finished, but a `done` run was already stored and was kept (no --force)
+
+    def add(self, record: RunRecord) -> None:
+        self.counts[record.status] += 1
+
+
+class Runner(Protocol):
+    def __call__(self, cells: list[Cell], store: Store, registry: Registry, *, timeout: float | None = None,
+                 force: bool = False, on_record: OnRecord | None = None) -> Summary: ...
+
+
+def pending_cells(cells: list[Cell], store: Store, force: bool, registry: Registry) -> tuple[list[Cell], int]:
+    """Unique cells still to run (all of them with force); and how many were already done (under the task
+    version the code declares now: an older version's run is stale and runs again)."""
+    unique = list({c.run_key: c for c in cells}.values())
+    if force:
+        return unique, 0
+    done = store.done_keys((c.run_key for c in unique), registry.task_versions(unique))
+    return [c for c in unique if c.run_key not in done], len(done)
+
+
+def recorder(writer: Writer, summary: Summary, registry: Registry, on_record: OnRecord | None,
+             count: OnRecord | None = None) -> OnRecord:
+    """finish(record): store it (batched), count it in `summary` and in `count`, then report it to `on_record`."""
+    def finish(record: RunRecord) -> None:
+        if not record.task_version:  # killed or crashed before execute() reported it
+            record.task_version = registry.task(record.cell.task).version
+        writer.add(record)
+        summary.add(record)
+        if count:
+            count(record)
+        if on_record:
+            on_record(record)
+    return finish

@@ -1,0 +1,39 @@
+"""What several test modules share: the fixtures folder, the `bench` command as a subprocess, one torch thread, and
+the SIGINT disposition of a driver a test interrupts. (Fixtures live in conftest.py files; plain helpers here.)"""
+
+import os
+import signal
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+FIXTURES = Path(__file__).parent / "fixtures"
+BENCH = [sys.executable, "-m", "bench"]
+
+
+def run_bench(*args: str, db=None, cwd=None, env: dict | None = None, columns: int = 200,
+              timeout: float = 300) -> subprocess.CompletedProcess:
+    """`python -m bench ARGS` on the store `db` (a SQLite path; None: no BENCH_DB_URL), output captured as text."""
+    env = {**os.environ, "COLUMNS": str(columns), **(env or {})}
+    env.pop("BENCH_DB_URL", None)
+    if db is not None:
+        env["BENCH_DB_URL"] = f"sqlite:///{db}"
+    return subprocess.run([*BENCH, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout)
+
+
+@contextmanager
+def one_torch_thread():
+    """Tiny models train fastest on one thread and leave the other core to the other test worker; restored after
+    (bench.numerics.torch_threads, the product's own)."""
+    from bench.numerics import torch_threads
+
+    with torch_threads(1):
+        yield
+
+
+def default_sigint() -> None:
+    """preexec_fn of a driver a test interrupts with SIGINT: the default disposition, so its Python raises
+    KeyboardInterrupt even when the test run itself was started in the background (shells start background jobs
+    with SIGINT ignored, and an ignored disposition is inherited through exec)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
