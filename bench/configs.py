@@ -96,6 +96,10 @@ def parse_text(tp: Any, text: str) -> Any:
     """Parse a command-line value for a field of type `tp` ("1e-3", "true", "0.1,0.2", "none")."""
     if tp is str:
         return text
+    if typing.get_origin(tp) is tuple and typing.get_args(tp)[0] is str:
+        # words stay words: "7,sieben" or "[7, sieben]" is ("7", "sieben") (YAML would read 7 as a number)
+        inner = text.strip().removeprefix("[").removesuffix("]") if text.strip().startswith("[") else text
+        return tuple(part.strip().strip("'\"") for part in inner.split(",") if part.strip())
     if typing.get_origin(tp) is tuple and "," in text and not text.strip().startswith("["):
         parsed: Any = [_scalar(part) for part in text.split(",")]
     else:

@@ -16,6 +16,7 @@ from bench.configs import build_config
 from bench.context import DeadlineExceeded, RunContext
 from bench.errors import BenchError
 from bench.registry import Registry
+from bench import provenance
 from bench.spec import Cell, RunRecord, Status
 
 
@@ -43,7 +44,7 @@ def execute(cell: Cell, registry: Registry, timeout_s: float | None = None) -> R
     """Run one cell and return its record; exceptions become status 'failed' with the traceback."""
     started = time.time()
     clock, cpu_clock = time.perf_counter(), time.process_time()
-    record = RunRecord(cell=cell, status=Status.FAILED, started_at=started)
+    record = RunRecord(cell=cell, status=Status.FAILED, started_at=started, machine=provenance.machine())
     try:
         method = registry.method(cell.method)
         task = registry.task(cell.task)

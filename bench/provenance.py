@@ -1,4 +1,5 @@
-"""Where a run was computed: git sha and dirty flag, Python and package versions, CPU, GPU, host.
+"""Where a run was computed: git sha and dirty flag (the driver's), Python and package versions, CPU, GPU, host
+(the process that ran the cell's).
 
 Nothing here imports a heavy library: the GPU is read from torch only if the run already
 imported it, else from `nvidia-smi` when present.
@@ -13,6 +14,7 @@ import shutil
 import socket
 import subprocess
 import sys
+from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -77,18 +79,25 @@ def gpu_info() -> tuple[str | None, str | None]:
     return None, None
 
 
-def collect() -> dict:
-    sha, dirty = git_state()
+@lru_cache(maxsize=1)
+def _machine() -> tuple[tuple[str, object], ...]:
     gpu, cuda = gpu_info()
-    env = {
-        "git_sha": sha,
-        "git_dirty": dirty,
-        "python": platform.python_version(),
-        "packages": package_versions(),
-        "cpu": cpu_model(),
-        "gpu": gpu,
-        "cuda": cuda,
-        "host": socket.gethostname(),
-    }
+    return (("python", platform.python_version()), ("packages", tuple(sorted(package_versions().items()))),
+            ("cpu", cpu_model()), ("gpu", gpu), ("cuda", cuda), ("host", socket.gethostname()))
+
+
+def machine() -> dict:
+    """The process's machine: Python and package versions, CPU, GPU, host. Read once per process (execute()
+    records it with every run, so a Ray worker's run names the worker's machine, not the driver's); a forked
+    cell inherits its driver's reading."""
+    out = dict(_machine())
+    out["packages"] = dict(out["packages"])
+    return out
+
+
+def collect(where: dict | None = None) -> dict:
+    """The environment row of a run: this driver's git state and `where` it ran (default: this process)."""
+    sha, dirty = git_state()
+    env = {"git_sha": sha, "git_dirty": dirty, **(where if where is not None else machine())}
     env["fingerprint"] = hashlib.sha256(json.dumps(env, sort_keys=True).encode()).hexdigest()
     return env

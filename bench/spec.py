@@ -145,6 +145,7 @@ class RunRecord:
     wall_s: float | None = None
     cpu_s: float | None = None  # CPU seconds of the run's process (every thread): the cost on a shared machine
     peak_mem_mb: float | None = None
+    machine: dict | None = None  # bench.provenance.machine() of the process that ran it (None: the driver's)
 
     def __post_init__(self) -> None:
         self.status = Status(self.status)

@@ -8,6 +8,7 @@ Only the driver process writes.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -259,7 +260,7 @@ class Store:
 
     def __init__(self, engine: Engine):
         self.engine = engine
-        self._environment_id: int | None = None
+        self._environment_ids: dict[str, int] = {}  # by the machine's JSON
         self._code_version: str = bench.__version__
         self.retry_s: float | None = None  # seconds saves retry through an outage (None: BENCH_STORE_RETRY_S or 60)
 
@@ -298,10 +299,13 @@ class Store:
     def url(self) -> str:
         return self.engine.url.render_as_string(hide_password=True)
 
-    def environment_id(self) -> int:
-        """The provenance row of this process, inserted once."""
-        if self._environment_id is None:
-            env = provenance.collect()
+    def environment_id(self, where: dict | None = None) -> int:
+        """The provenance row of a run computed on `where` (bench.provenance.machine() of the process that ran it;
+        None: this driver's), with this driver's git state; inserted once per distinct environment."""
+        where = where if where is not None else provenance.machine()
+        key = json.dumps(where, sort_keys=True, default=str)
+        if key not in self._environment_ids:
+            env = provenance.collect(where)          # the driver's git state: read once per distinct machine
             if env["git_sha"]:
                 dirty = "+dirty" if env["git_dirty"] else ""
                 self._code_version = f"{bench.__version__}+g{env['git_sha'][:12]}{dirty}"
@@ -312,8 +316,8 @@ class Store:
                 connection.execute(insert.on_conflict_do_nothing(index_elements=["fingerprint"]))
                 found = connection.execute(select(Environment.id)
                                            .where(Environment.fingerprint == env["fingerprint"])).scalar()
-            self._environment_id = found
-        return self._environment_id
+            self._environment_ids[key] = found
+        return self._environment_ids[key]
 
     def done_keys(self, keys: Iterable[str], versions: Mapping[str, int] | None = None) -> set[str]:
         """The keys with a done run; with `versions` ({run_key: task version now}), only runs of that version
@@ -340,7 +344,8 @@ class Store:
         """
         from bench.writes import save_batch
 
-        kept = save_batch(self.engine, [(record, runner)], self.environment_id(), self._code_version, force=force)
+        kept = save_batch(self.engine, [(record, runner)], self.environment_id(record.machine), self._code_version,
+                          force=force)
         return not kept
 
     def runs(self, **filters) -> list[Run]:

@@ -169,9 +169,11 @@ def _row(record: RunRecord, runner: str, environment_id: int, code_version: str,
     )
 
 
-def save_batch(engine, records: list[tuple[RunRecord, str]], environment_id: int, code_version: str,
+def save_batch(engine, records: list[tuple[RunRecord, str]], environment_id: int | list[int], code_version: str,
                force: bool = False, owner: str | None = None, keys: list[str] | None = None) -> set[str]:
     """Save (record, runner) pairs in one transaction; releases `owner`'s leases on them.
+
+    `environment_id`: one provenance row for all, or one per record (where each ran).
 
     `keys`, if given, are the records' run_keys (a sha256 of the canonical cell: computed once).
     Returns the run_keys not written because a `done` run was already stored (never without force).
@@ -179,6 +181,8 @@ def save_batch(engine, records: list[tuple[RunRecord, str]], environment_id: int
     from bench.store import _dialect_insert
 
     keys = keys or [record.cell.run_key for record, _ in records]
+    ids = environment_id if isinstance(environment_id, list) else [environment_id] * len(records)
+    environments = dict(zip(keys, ids))
     latest = dict(zip(keys, records))  # one row per run_key: the last
     keys = list(latest)
     with engine.begin() as connection:
@@ -196,7 +200,7 @@ def save_batch(engine, records: list[tuple[RunRecord, str]], environment_id: int
             connection.execute(delete(MetricValue).where(clause))
         for clause in _keys_in(CurvePoint.run_key, write):
             connection.execute(delete(CurvePoint).where(clause))
-        rows = [_row(*latest[k], environment_id, code_version, k) for k in write]
+        rows = [_row(*latest[k], environments[k], code_version, k) for k in write]
         insert = _dialect_insert(connection)(Run.__table__)
         columns = [c for c in rows[0] if c != "run_key"]
         connection.execute(insert.on_conflict_do_update(index_elements=["run_key"],
@@ -274,8 +278,8 @@ class Writer:
         if not self.pending or self._broken:
             return
         batch = [(r, self.runner) for r in self.pending]
-        environment_id = self._retrying(self.store.environment_id)
-        kept = self._retrying(lambda: save_batch(self.store.engine, batch, environment_id, self.store._code_version,
+        environment_ids = self._retrying(lambda: [self.store.environment_id(r.machine) for r in self.pending])
+        kept = self._retrying(lambda: save_batch(self.store.engine, batch, environment_ids, self.store._code_version,
                                                  self.force, self.owner, self._keys))
         self.saved += len(set(self._keys)) - len(kept)
         self.kept += len(kept)

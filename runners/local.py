@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Callable
 
+from bench import provenance
 from bench.execute import execute
 from bench.numerics import size_pools, torch_threads
 from bench.registry import Registry
@@ -70,6 +71,7 @@ def run_cells(cells: list[Cell], store: Store, registry: Registry, workers: int 
 
     try:
         if isolate:
+            provenance.machine()  # read once here: every forked cell inherits it (293 ms a cell otherwise)
             with _interrupt_pipe() as interrupted:
                 _drive(todo, registry, max(workers, 1), timeout, finish, interrupted, writer, summary, threads)
         else:

@@ -115,3 +115,36 @@ def test_bad_urls_are_one_line_errors(tmp_path):
         Store.open("not a url")
     with pytest.raises(BenchError, match="does not exist"):
         Store.open(f"sqlite:///{tmp_path}/missing/dir/bench.db")
+
+
+def test_a_run_names_the_machine_that_computed_it(tmp_path):
+    """A Ray worker's run carries its own machine (execute() records bench.provenance.machine()); the driver adds
+    only its git state. Without one, the driver's machine is recorded; each distinct machine is one row."""
+    from bench import provenance
+    from bench.models import Environment
+    from bench.writes import Writer
+
+    store = Store.open(f"sqlite:///{tmp_path / 'm.db'}")
+    worker = {**provenance.machine(), "host": "worker-7", "gpu": "NVIDIA H200"}
+    here, there, again = _record(seed=0), _record(seed=1), _record(seed=2)
+    there.machine = again.machine = worker
+    with Writer(store, "ray") as writer:
+        for record in (here, there, again):
+            writer.add(record)
+    with store.engine.connect() as connection:
+        rows = connection.execute(text("SELECT r.seed, e.host, e.gpu, e.git_sha FROM runs r JOIN environments e "
+                                       "ON r.environment_id = e.id ORDER BY r.seed")).all()
+        environments = connection.execute(text(f"SELECT COUNT(*) FROM {Environment.__tablename__}")).scalar()
+    assert [(seed, host, gpu) for seed, host, gpu, _ in rows] == [
+        (0, provenance.machine()["host"], provenance.machine()["gpu"]), (1, "worker-7", "NVIDIA H200"),
+        (2, "worker-7", "NVIDIA H200")]
+    assert rows[0][3] == rows[1][3] and environments == 2          # the driver's git state on both rows
+
+
+def test_execute_records_the_machine_it_ran_on(toy_registry):
+    from bench import provenance
+    from bench.cells import Entry, make_cell
+    from bench.execute import execute
+
+    record = execute(make_cell(toy_registry, Entry("toy_noisy"), Entry("toy_target"), 0), toy_registry)
+    assert record.machine == provenance.machine() and record.machine["host"]
