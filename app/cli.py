@@ -401,6 +401,47 @@ def show(task: Annotated[Optional[str], typer.Option(help="Only this task.")] = 
         out.print(table)
 
 
+@app.command("show-run")
+def show_run(
+    key: Annotated[str, typer.Argument(help="A run_key, or its first 8 or more characters (bench status, the app).")],
+    db: DbOption = None,
+) -> None:
+    """One run: its cell, status, metrics, where it ran, its error, and what the libraries said while it ran."""
+    import json
+
+    from bench.store import Store
+    from leaderboard.queries import find_run_keys, run_detail
+
+    store = Store.open(db, create=False)
+    if len(key) < 8:
+        raise BenchError(f"run key {key!r} is too short: give at least 8 characters of it")
+    keys = find_run_keys(store, key)
+    if len(keys) != 1:
+        raise BenchError(f"no run has a key starting {key!r}" if not keys
+                         else f"{len(keys)} runs have a key starting {key!r}: give more characters")
+    detail = run_detail(store, keys[0])
+    run = detail["run"]
+    out.print(f"{run['method']} x {run['task']} seed={run['seed']} [{run['hardware']}]: {run['status']}",
+              markup=False, highlight=False)
+    out.print(f"run_key {run['run_key']}  code {run['code_version']}  wall {run['wall_s']} s  cpu {run['cpu_s']} s",
+              markup=False, highlight=False)
+    out.print(f"method_config {json.dumps(run['method_config'])}", markup=False, highlight=False, soft_wrap=True)
+    out.print(f"task_config {json.dumps(run['task_config'])}", markup=False, highlight=False, soft_wrap=True)
+    for name, value in sorted(detail["metrics"].items()):
+        out.print(f"  {name} = {value:.6g}", markup=False, highlight=False)
+    if detail["environment"]:
+        env = detail["environment"]
+        out.print(f"ran on {env['host']} ({env['cpu']}; GPU {env['gpu'] or 'none'}; Python {env['python']})",
+                  markup=False, highlight=False)
+    if run["error"]:
+        out.print("error:", markup=False, highlight=False)
+        out.print(run["error"], markup=False, highlight=False, soft_wrap=True)
+    out.print("log (library warnings and messages while it ran):" if run.get("log") else "log: nothing was said",
+              markup=False, highlight=False)
+    if run.get("log"):
+        out.print(run["log"], markup=False, highlight=False, soft_wrap=True)
+
+
 @app.command()
 def export(
     format: Annotated[ExportFormat, typer.Option("--format", help="csv, json, md or latex.")] = ExportFormat.csv,

@@ -55,6 +55,7 @@ class Run(Base):
     runner: Mapped[str] = mapped_column(String(32))
     code_version: Mapped[str | None] = mapped_column(String(64))
     environment_id: Mapped[int | None] = mapped_column(ForeignKey("environments.id"))
+    log: Mapped[str | None] = mapped_column(Text)  # the libraries' warnings and messages during the run
 
 
 class MetricValue(Base):

@@ -146,6 +146,7 @@ class RunRecord:
     cpu_s: float | None = None  # CPU seconds of the run's process (every thread): the cost on a shared machine
     peak_mem_mb: float | None = None
     machine: dict | None = None  # bench.provenance.machine() of the process that ran it (None: the driver's)
+    log: str | None = None  # the libraries' warnings and log messages while it ran (bench.execute), not printed
 
     def __post_init__(self) -> None:
         self.status = Status(self.status)

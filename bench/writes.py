@@ -165,7 +165,7 @@ def _row(record: RunRecord, runner: str, environment_id: int, code_version: str,
         hardware=cell.hardware, status=record.status, error=record.error, started_at=started,
         finished_at=datetime.now(timezone.utc).replace(tzinfo=None), wall_s=record.wall_s,
         cpu_s=record.cpu_s, peak_mem_mb=record.peak_mem_mb, runner=runner, environment_id=environment_id,
-        code_version=code_version,
+        code_version=code_version, log=record.log,
     )
 
 

@@ -230,6 +230,9 @@ def runs_page(url: str, registry: Registry) -> None:
     st.json({"method_config": run["method_config"], "task_config": run["task_config"], "metrics": detail["metrics"]})
     if run["error"]:
         st.code(run["error"], language="text")
+    if run.get("log"):
+        with st.expander("log: library warnings and messages while it ran"):
+            st.code(run["log"], language="text")
     if detail["environment"]:
         env = detail["environment"]
         st.json({k: (json.loads(v) if isinstance(v, str) and k == "packages" else v)

@@ -243,6 +243,13 @@ def runs_table(store: Store, method: str | None = None, task: str | None = None,
     return [dict(r) for r in rows]
 
 
+def find_run_keys(store: Store, prefix: str, limit: int = 10) -> list[str]:
+    """The stored run_keys that start with `prefix` (at most `limit`)."""
+    with store.engine.connect() as connection:
+        return list(connection.execute(select(Run.run_key).where(Run.run_key.startswith(prefix, autoescape=True))
+                                       .limit(limit)).scalars())
+
+
 def run_detail(store: Store, run_key: str) -> dict[str, Any] | None:
     """One run with its metrics and the environment it ran in."""
     with store.engine.connect() as connection:

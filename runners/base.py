@@ -9,10 +9,16 @@ runners/local.py (processes on this machine) and runners/ray.py (a Ray cluster) 
 
 from __future__ import annotations
 
+import io
+import os
+import sys
+import tempfile
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
+from bench.execute import execute
 from bench.registry import Registry
 from bench.spec import Cell, RunRecord
 from bench.store import Store
@@ -60,3 +66,45 @@ def recorder(writer: Writer, summary: Summary, registry: Registry, on_record: On
         if on_record:
             on_record(record)
     return finish
+
+
+LOG_CHARS = 20_000  # the end of what a cell's process printed, kept with its run
+
+
+@contextmanager
+def _output_kept():
+    """The child's file descriptors 1 and 2 go to a file while its cell runs: what libraries print on their own
+    (progress bars, a logger configured on import, C extensions) lands in the run's log, not over the driver's
+    progress display. Yields a function returning that text (a progress bar's redraws reduced to its last)."""
+    sink = tempfile.TemporaryFile(mode="w+b")
+    saved, streams = [os.dup(1), os.dup(2)], (sys.stdout, sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(sink.fileno(), 1)
+    os.dup2(sink.fileno(), 2)
+    # Python's own streams too: a host (pytest, a notebook) may have pointed them elsewhere than fds 1 and 2
+    sys.stdout = sys.stderr = io.TextIOWrapper(open(sink.fileno(), "wb", closefd=False), write_through=True)
+
+    def said() -> str:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        sink.seek(0)
+        text = sink.read().decode("utf-8", "replace")
+        lines = (line.rsplit("\r", 1)[-1] for line in text.split("\n"))     # splitlines() would split at \r
+        return "\n".join(line for line in lines if line.strip())
+    try:
+        yield said
+    finally:
+        sys.stdout.flush()
+        sys.stdout, sys.stderr = streams
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+
+
+def execute_keeping_output(cell: Cell, registry: Registry, timeout: float | None = None) -> RunRecord:
+    """execute() in a worker process (a forked cell, a Ray task): what the process printed meanwhile joins the
+    record's log (the end of it, LOG_CHARS), beside the warnings and library log records execute() captures."""
+    with _output_kept() as said:
+        record = execute(cell, registry, timeout)
+    record.log = "\n".join(filter(None, (record.log, said())))[-LOG_CHARS:] or None
+    return record

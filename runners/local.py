@@ -49,7 +49,7 @@ from bench.registry import Registry
 from bench.spec import Cell, RunRecord, Status
 from bench.store import Store
 from bench.writes import Writer
-from runners.base import OnRecord, Summary, pending_cells, recorder
+from runners.base import OnRecord, Summary, execute_keeping_output, pending_cells, recorder
 
 def run_cells(cells: list[Cell], store: Store, registry: Registry, workers: int = 1,
               timeout: float | None = None, force: bool = False, on_record: OnRecord | None = None,
@@ -148,10 +148,12 @@ def _child(cell: Cell, registry: Registry, timeout: float | None, conn: Connecti
     if threads is not None:
         size_pools(threads)  # never restored: the child exits after its cell
     try:
-        conn.send(execute(cell, registry, timeout))
+        conn.send(execute_keeping_output(cell, registry, timeout))
         conn.close()
     finally:
         os._exit(0)  # skip the parent's inherited cleanup (database connections, atexit hooks)
+
+
 
 
 @dataclass

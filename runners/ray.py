@@ -36,12 +36,11 @@ from dataclasses import dataclass
 from typing import Callable
 
 from bench.errors import BenchError
-from bench.execute import execute
 from bench.registry import Listing, Registry
 from bench.spec import Cell, RunRecord, Status
 from bench.store import Store
 from bench.writes import Writer
-from runners.base import OnRecord, Summary, pending_cells, recorder
+from runners.base import OnRecord, Summary, execute_keeping_output, pending_cells, recorder
 
 TRANSIENT = ("WorkerCrashedError", "NodeDiedError", "OutOfMemoryError", "ObjectLostError", "LocalRayletDiedError")
 OnStatus = Callable[[dict], None]  # {"done", "failed", "running", "pending", ...} counts
@@ -167,7 +166,7 @@ def _execute_remote(cell: Cell, payload, timeout_s: float | None) -> RunRecord:
     registry = _WORKER_REGISTRIES.get(token)
     if registry is None:
         registry = _WORKER_REGISTRIES[token] = Registry(list(listings), Path(papers_dir))
-    return execute(cell, registry, timeout_s)
+    return execute_keeping_output(cell, registry, timeout_s)  # what the worker prints stays with the run
 
 
 @dataclass

@@ -290,3 +290,25 @@ def test_the_cli_isolates_every_cell_in_the_default_mode(tmp_path, monkeypatch):
         cli.main()
     assert exit_.value.code == 0 and seen == [(1, None, True)]
     assert rows(tmp_path / "b.db", "SELECT status FROM runs") == [("done",)]
+
+
+SLEM_SMALL = ["run", "-m", "slem", "-t", "hetero_vocab_pairs", *[f"--set=task.{k}={v}" for k, v in {
+    "prompts_per_kind": 1, "max_new_tokens": 4, "documents": 300, "train_steps": 40, "target_layers": 1,
+    "target_width": 16, "drafter_layers": 1, "drafter_width": 8}.items()]]
+
+
+def test_the_terminal_shows_progress_and_results_and_the_libraries_talk_into_the_run_log(tmp_path):
+    """transformers warns while the tiny pair trains and decodes (a config key it does not know): the terminal
+    shows the progress bar and the counts only, and `bench show-run` prints what was said, from the store."""
+    db = tmp_path / "noise.db"
+    run = run_bench(*SLEM_SMALL, f"--set=task.cache_dir={tmp_path / 'cache'}", db=db, timeout=600,
+                    env={"HOME": str(tmp_path)})
+    assert run.returncode == 0, run.stderr[-2000:]
+    printed = [line for line in run.stderr.replace("\r", "\n").splitlines() if line.strip()]
+    assert printed and all(line.startswith("cells") for line in printed), printed
+    key = rows(db, "SELECT run_key FROM runs")[0][0]
+    shown = bench("show-run", key[:10], db=db, check=0).stdout
+    assert "slem x hetero_vocab_pairs seed=0 [cpu]: done" in shown and "speedup = " in shown
+    assert "log (library warnings and messages while it ran):" in shown and "[transformers" in shown
+    assert bench("show-run", "abc", db=db, check=2).stderr.strip().endswith("give at least 8 characters of it")
+    assert "no run has a key starting 'ffffffffff'" in bench("show-run", "ffffffffff", db=db, check=2).stderr

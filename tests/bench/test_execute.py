@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from bench.cells import Entry, make_cell
 from bench.errors import BenchError
 from bench.execute import device_for, execute
 from bench.spec import Cell
@@ -48,3 +49,19 @@ def test_cuda_without_gpu_is_a_bench_error():
         pass
     with pytest.raises(BenchError, match="allowed here: cpu"):
         device_for("cuda")
+
+
+def test_what_libraries_say_is_kept_with_the_run_not_printed(toy_registry, capfd):
+    """Warnings and library loggers' records go to the run's log (counted once each), not to the terminal."""
+    import logging
+
+    library = logging.getLogger("transformers")
+    before = (library.handlers[:], library.propagate)
+    cell = make_cell(toy_registry, Entry("toy_warns"), Entry("toy_target"), 0)
+    record = execute(cell, toy_registry)
+    assert record.status == "done"
+    assert "FutureWarning: `past_key_values` is deprecated" in record.log
+    assert "[transformers] warning: Loading weights: 16/16" in record.log
+    err = capfd.readouterr().err
+    assert "deprecated" not in err and "Loading weights" not in err
+    assert (library.handlers, library.propagate) == before                  # the library's own set-up is back

@@ -261,3 +261,13 @@ def test_stopping_the_driver_leaves_no_worker_running(tmp_path, sig, workers):
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+def test_what_a_forked_cell_prints_is_stored_with_its_run(toy_registry, store, capfd):
+    """The CLI's path: a forked cell's raw stderr (a progress bar's redraws: the last one) joins the run's log."""
+    cells = expand(toy_registry, [Entry("toy_warns")], [Entry("toy_target")], [0], ["cpu"]).cells
+    summary = run_cells(cells, store, toy_registry, isolate=True)
+    assert summary.counts == {"done": 1}
+    log = store.runs()[0].log
+    assert "progress 100%" in log and "progress 50%" not in log and "FutureWarning" in log
+    assert "progress" not in capfd.readouterr().err
