@@ -192,20 +192,31 @@ def gamed_rows(annotations: pd.DataFrame, difficulty: pd.Series, baseline: str =
 
 
 def length_controlled_win_rates(annotations: pd.DataFrame, baseline: str = BASELINE,
-                                difficulty: pd.Series | None = None, lam: float = LAMBDA) -> pd.Series:
+                                difficulty: pd.Series | None = None, lam: float = LAMBDA,
+                                lookup: str = "position") -> pd.Series:
     """AlpacaEval 2.0's LC win rate of every model in `annotations`, in percent (the leaderboard's unit).
 
     `annotations`: one row per (model, instruction) with the columns model, index, preference (∈ [0, 1], empty
     where the judge gave none), model_output_chars, reference_output_chars. The instruction difficulties are
     fitted jointly on all the models given unless `difficulty` (a Series by index) is passed; gamed baselines
-    among them regularise every fit (weight `lam`). The baseline itself scores 50."""
-    return win_rates(annotations, baseline, difficulty, lam)["lc_win_rate"].rename("length_controlled_winrate")
+    among them regularise every fit (weight `lam`). The baseline itself scores 50. `lookup`: see `win_rates`."""
+    return win_rates(annotations, baseline, difficulty, lam, lookup)["lc_win_rate"].rename("length_controlled_winrate")
 
 
 def win_rates(annotations: pd.DataFrame, baseline: str = BASELINE, difficulty: pd.Series | None = None,
-              lam: float = LAMBDA) -> pd.DataFrame:
+              lam: float = LAMBDA, lookup: str = "position") -> pd.DataFrame:
     """Per model, in percent: win_rate and its standard_error (the mean and s.e.m. of the preferences given),
-    lc_win_rate and lc_standard_error (see `length_controlled_win_rates`), n_total, avg_length."""
+    lc_win_rate and lc_standard_error (see `length_controlled_win_rates`), n_total, avg_length.
+
+    `lookup`, how a model's row finds its instruction's difficulty γ in its own fit: "position" (the default) as the
+    `alpaca_eval` package does, γ of the row's position among the model's annotations in instruction order
+    (`_get_featurized_data` resets the index and reads γ[position]); "index", γ of the row's own instruction. They
+    differ only for a model that lacks instructions: from the first missing one on, its rows take their neighbours'
+    γ. The published figures carry it: gpt35_turbo_instruct lacks instruction 409, its published γ weight is 0.45
+    where the others' are about 1, and its LC is within 0.64 points of the published with "position", 2.92 with
+    "index"."""
+    if lookup not in ("position", "index"):
+        raise ValueError(f"lookup {lookup!r} unknown; allowed: position (the package's), index")
     frame = validate(annotations)
     if difficulty is None:
         difficulty = instruction_difficulties(frame, baseline)
@@ -220,7 +231,9 @@ def win_rates(annotations: pd.DataFrame, baseline: str = BASELINE, difficulty: p
         elif prefs.empty:
             entry.update(lc_win_rate=np.nan, lc_standard_error=np.nan)
         else:
-            gamma = difficulty.reindex(rows["index"]).fillna(0.0).to_numpy()
+            rows = rows.sort_values("index")
+            where = np.arange(len(rows)) if lookup == "position" else rows["index"]
+            gamma = difficulty.reindex(where).fillna(0.0).to_numpy()
             fit = fit_model(rows["preference"], rows["model_output_chars"], rows["reference_output_chars"], gamma,
                             gamed, lam)
             entry.update(lc_win_rate=100 * fit["lc_win_rate"], lc_standard_error=100 * fit["lc_standard_error"])

@@ -43,7 +43,7 @@ The policy `model` is a hub id or local directory (the paper's SFT models), or a
 
 Fidelity: faithful to the AlpacaEval 2.0 metric definitions; the LC difficulties are the published ones only
 with data="hub" (offline they are re-estimated, see _alpacaeval_lc.py: on the leaderboard's 30 published models
-our LC is within 0.71 points of the published on average, 3.5 at worst). UF-all keeps every source (H4's
+our LC is within 0.64 points of the published on average, 3.5 at worst). UF-all keeps every source (H4's
 binarized set drops truthful_qa; EPA's filtering is unknown). Category labels come from the data file (the
 SimpleMix fork labels categories with an LLM); AlpacaEval's own instructions carry none.
 """

@@ -17,16 +17,26 @@ needs_data = pytest.mark.skipif(not (DATA / "preferences.csv.gz").is_file(),
 
 
 @pytest.fixture(scope="module")
-def published():
+def annotations():
+    return lc.read_annotations(DATA / "preferences.csv.gz")
+
+
+@pytest.fixture(scope="module")
+def difficulty(annotations):
+    return lc.instruction_difficulties(annotations)
+
+
+@pytest.fixture(scope="module")
+def published(annotations, difficulty):
     """(our win rates, the leaderboard) for the 30 models whose GPT-4-turbo annotations are published."""
-    ours = lc.win_rates(lc.read_annotations(DATA / "preferences.csv.gz"))
+    ours = lc.win_rates(annotations, difficulty=difficulty)
     board = pd.read_csv(DATA / "leaderboard.csv", index_col="model")
     return ours, board.loc[ours.index]
 
 
 @needs_data
 def test_raw_and_lc_win_rates_match_the_published_leaderboard(published):
-    """Measured: raw WR equal to 1e-9 points; LC mean |ours − published| 0.71 points, Spearman 0.986."""
+    """Measured: raw WR equal to 1e-9 points; LC mean |ours − published| 0.64 points, Spearman 0.988."""
     ours, board = published
     assert len(ours) == 30 and ours.loc[lc.BASELINE, "lc_win_rate"] == 50.0
     assert (ours["win_rate"] - board["win_rate"]).abs().max() < 0.01
@@ -38,9 +48,29 @@ def test_raw_and_lc_win_rates_match_the_published_leaderboard(published):
 
 
 @needs_data
-@pytest.mark.xfail(strict=True, reason="measured max 3.52 points (jina-chat; claude-2.1 2.86, gpt35_turbo_instruct "
-                   "2.92): the published fits are regularised towards the gamed baselines' annotations "
-                   "(gpt4_1106_preview_verbose / _concise), which the published data set lacks")
+def test_a_model_missing_an_instruction_is_fitted_the_way_the_package_looks_difficulties_up(annotations, difficulty,
+                                                                                            published):
+    """gpt35_turbo_instruct lacks instruction 409. The package reads γ by the row's position among the model's
+    annotations, so from 409 on its rows take the next instruction's γ; the published LC carries that (and its
+    published γ weight, 0.45, is half the others'). Measured: 0.65 points off by position, 2.92 by index."""
+    ours, board = published
+    model = "gpt35_turbo_instruct"
+    assert 409 not in set(annotations.loc[annotations["model"] == model, "index"])
+    by_index = lc.win_rates(annotations[annotations["model"] == model], difficulty=difficulty, lookup="index")
+    published_lc = board.loc[model, "length_controlled_winrate"]
+    assert abs(ours.loc[model, "lc_win_rate"] - published_lc) < 1.0 < 2.5 < abs(by_index.loc[model, "lc_win_rate"]
+                                                                                - published_lc)
+    complete = "jina-chat"                                       # all 805 instructions: both lookups agree
+    both = [lc.win_rates(annotations[annotations["model"] == complete], difficulty=difficulty, lookup=how)
+            for how in ("position", "index")]
+    assert both[0].loc[complete, "lc_win_rate"] == both[1].loc[complete, "lc_win_rate"]
+
+
+@needs_data
+@pytest.mark.xfail(strict=True, reason="measured max 3.52 points (jina-chat; claude-2.1 2.86, claude-instant-1.2 "
+                   "2.15): the published fits are regularised towards the gamed baselines' annotations "
+                   "(gpt4_1106_preview_verbose / _concise), which the published data set lacks; they anchor the "
+                   "length weight: jina-chat's is -2.83 in our fit, -2.20 in the published one")
 def test_lc_win_rate_is_within_3_points_of_the_published_one_for_every_model(published):
     ours, board = published
     assert (ours["lc_win_rate"] - board["length_controlled_winrate"]).abs().max() < 3.0
