@@ -12,6 +12,7 @@ policy (lm-evaluation-harness suites, tasks/preference/_harness.py) and keeps it
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 import torch
@@ -111,6 +112,19 @@ def evaluate(problem: PreferenceProblem, policy, ref, tokenizer, ctx: RunContext
     return PreferenceResult(responses=tuple(responses), logp_policy=lp.cpu().numpy().astype(float),
                             logp_ref=lr.cpu().numpy().astype(float), probe_reward=probe,
                             on_policy_fraction=on_policy_fraction, extra=extra)
+
+
+@dataclass(frozen=True)
+class TrainingSettings:
+    """The training settings every preference method's Config starts with (each adds its own after them; all of
+    them are `--set` keys as before)."""
+
+    model: str = ""             # policy and reference: "" = the task's π_SFT, else a hub id / local directory
+    lr: float = 0.0             # 0 = 5e-7 (paper scale) for a given model, 1e-3 for the tiny one
+    epochs: float = 1.0         # one epoch
+    batch_size: int = 32        # pairs (or answers) per micro-batch
+    grad_accum: int = 1         # gradient accumulation steps
+    warmup_ratio: float = 0.1   # linear decay with 10 % warm-up
 
 
 def validate_common(config) -> None:

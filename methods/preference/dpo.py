@@ -28,7 +28,7 @@ from bench.context import RunContext
 from bench.registry import method
 from bench.spec import Resources
 from methods.preference._bandit import PAIRS, bandit_objective, solve_bandit, validate_bandit
-from methods.preference._common import validate_common, validate_sampling
+from methods.preference._common import TrainingSettings, validate_common, validate_sampling
 from methods.preference._dpo import solve_mix
 from tasks.preference import (BanditPreferenceProblem, BanditPreferenceResult, PreferenceProblem, PreferenceResult)
 
@@ -37,15 +37,9 @@ SOURCES = ("off", "on")
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(TrainingSettings):
     source: str = "off"         # D_off (other models, UltraFeedback-like) or D_on (samples of π_SFT)
     beta: float = 0.5           # β of DPO (the fork uses 0.1, 0.5, 0.001; the paper's value is unknown)
-    model: str = ""             # policy and reference: "" = the task's π_SFT, else a hub id / local directory
-    lr: float = 0.0             # 0 = 5e-7 (paper) for a given model, 1e-3 for the tiny one
-    epochs: float = 1.0         # one epoch
-    batch_size: int = 32        # pairs per micro-batch
-    grad_accum: int = 1         # gradient accumulation steps
-    warmup_ratio: float = 0.1   # linear decay with 10 % warm-up
     n_samples: int = 4          # on-policy samples per prompt (source = on)
     temperature: float = 0.7    # on-policy sampling temperature
     top_p: float = 0.9          # on-policy top-p

@@ -21,7 +21,8 @@ from bench.context import RunContext
 from bench.registry import method
 from bench.spec import Resources
 from bench.toolkit.causal_lm import sample, sequence_logprobs, train
-from methods.preference._common import completions, evaluate, learning_rate, load_models, validate_common
+from methods.preference._common import (TrainingSettings, completions, evaluate, learning_rate, load_models,
+                                        validate_common)
 from methods.preference._losses import dpo_loss
 from tasks.preference import PreferenceProblem, PreferenceResult
 
@@ -29,16 +30,10 @@ SMOKE = {"batch_size": 8}
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(TrainingSettings):
     gamma: float = 1.0          # γ of the logit-mixing samplers (CPU world: 1)
     mix_prob: float = 0.5       # probability of the policy-difference samplers in a step (the "Mix"), ½
     beta: float = 0.5           # β of DPO (the fork uses 0.1, 0.5, 0.001; the paper's value is unknown)
-    model: str = ""             # policy and reference: "" = the task's π_SFT, else a hub id / local directory
-    lr: float = 0.0             # 0 = 5e-7 (paper scale) for a given model, 1e-3 for the tiny one
-    epochs: float = 1.0
-    batch_size: int = 32
-    grad_accum: int = 1
-    warmup_ratio: float = 0.1
 
     def __post_init__(self) -> None:
         if self.gamma < 0 or not 0 <= self.mix_prob <= 1 or not self.beta > 0:

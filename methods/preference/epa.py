@@ -33,7 +33,8 @@ from bench.registry import method
 from bench.spec import Resources
 from bench.toolkit.causal_lm import sequence_logprobs, train
 from methods.preference._bandit import solve_bandit, validate_bandit
-from methods.preference._common import completions, evaluate, learning_rate, load_models, validate_common
+from methods.preference._common import (TrainingSettings, completions, evaluate, learning_rate, load_models,
+                                        validate_common)
 from methods.preference._losses import epa_loss
 from tasks.preference import BanditPreferenceProblem, BanditPreferenceResult, PreferenceProblem, PreferenceResult
 
@@ -41,18 +42,12 @@ SMOKE = {"batch_size": 4, "weak_negatives": 2, "bandit_steps": 200}
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(TrainingSettings):
     strong_negatives: int = 3   # k_s, dispreferred answers to the same prompt (UF-all: 3)
     weak_negatives: int = 8     # k_w, answers of other prompts in the batch (CPU world: 0, 2, 4, 8)
     w: float = 1.0              # w ("w_stable" of Energy Discrepancy)
     weak_weight: float = 1.0    # α on the weak-negative terms inside the log-sum-exp
     beta: float = 0.1           # β of the implicit reward
-    model: str = ""             # policy and reference: "" = the task's π_SFT, else a hub id / local directory
-    lr: float = 0.0             # 0 = 5e-7 (paper scale) for a given model, 1e-3 for the tiny one
-    epochs: float = 1.0         # one epoch
-    batch_size: int = 32        # prompts per micro-batch
-    grad_accum: int = 1
-    warmup_ratio: float = 0.1
     # bandit world (preference_bandit) only
     bandit_policy: str = "table"  # free logit table (P × V) or prompt embedding → MLP → logits
     bandit_steps: int = 8000    # Adam steps (full batch: 8000 epochs)

@@ -23,7 +23,8 @@ from bench.context import RunContext
 from bench.registry import method
 from bench.spec import Resources
 from bench.toolkit.causal_lm import sample, sequence_logprobs
-from methods.preference._common import completions, evaluate, load_models, train_pairs, validate_common
+from methods.preference._common import (TrainingSettings, completions, evaluate, load_models, train_pairs,
+                                        validate_common)
 from methods.preference._losses import dpo_loss
 from tasks.preference import PreferenceProblem, PreferenceResult
 
@@ -31,15 +32,9 @@ SMOKE = {"batch_size": 8}
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(TrainingSettings):
     kl_weight: float = 0.1      # λ, weight of the online reverse-KL term (not retrieved; ours: 0.01 or 0.1)
     beta: float = 0.5           # β of DPO (the fork uses 0.1, 0.5, 0.001; the paper's value is unknown)
-    model: str = ""             # policy and reference: "" = the task's π_SFT, else a hub id / local directory
-    lr: float = 0.0             # 0 = 5e-7 (paper scale) for a given model, 1e-3 for the tiny one
-    epochs: float = 1.0
-    batch_size: int = 32
-    grad_accum: int = 1
-    warmup_ratio: float = 0.1
 
     def __post_init__(self) -> None:
         if self.kl_weight < 0 or not self.beta > 0:

@@ -22,7 +22,7 @@ from bench.context import RunContext
 from bench.registry import method
 from bench.spec import Resources
 from methods.preference._bandit import PAIRS, bandit_objective, solve_bandit, validate_bandit
-from methods.preference._common import evaluate, load_models, train_pairs, validate_common
+from methods.preference._common import TrainingSettings, evaluate, load_models, train_pairs, validate_common
 from methods.preference._losses import ipo_loss
 from tasks.preference import (BanditPreferenceProblem, BanditPreferenceResult, PreferenceProblem, PreferenceResult)
 
@@ -30,14 +30,8 @@ SMOKE = {"batch_size": 8, "bandit_steps": 200}
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(TrainingSettings):
     beta: float = 0.1           # τ of IPO (TRL's beta; bandit world: the same β = 0.1 as DPO and EPA)
-    model: str = ""             # policy and reference: "" = the task's π_SFT, else a hub id / local directory
-    lr: float = 0.0             # 0 = 5e-7 (paper scale) for a given model, 1e-3 for the tiny one
-    epochs: float = 1.0
-    batch_size: int = 32
-    grad_accum: int = 1
-    warmup_ratio: float = 0.1
     # bandit world (preference_bandit) only
     pairs: str = "binarized"    # UF-binarized pair, best vs each other member of the UF-all list, or best vs worst
     bandit_policy: str = "table"  # free logit table (P × V) or prompt embedding → MLP → logits

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from bench.context import RunContext
 from bench.registry import method
 from bench.spec import Resources
-from methods.preference._common import validate_common
+from methods.preference._common import TrainingSettings, validate_common
 from methods.preference._reference_free import solve_reference_free
 from tasks.preference import PreferenceProblem, PreferenceResult
 
@@ -32,17 +32,11 @@ SMOKE = {"batch_size": 8}
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(TrainingSettings):
     m: int = 2                      # M, dis-preferred answers per sample
     beta: float = 10.0              # β (Llama-3-8B)
     gamma_beta_ratio: float = 0.3   # γ/β, so γ = 3
     sft_weight: float = 0.1         # λ, weight of the SFT term
-    model: str = ""                 # policy: "" = the task's π_SFT, else a hub id / local directory
-    lr: float = 0.0                 # 0 = 5e-7 (paper) for a given model, 1e-3 for the tiny one
-    epochs: float = 1.0
-    batch_size: int = 32            # paper: 1 per GPU × 8 accumulation × 8 GPUs = 64
-    grad_accum: int = 1
-    warmup_ratio: float = 0.1       # paper: 120 warm-up steps of 1200
     synthesize_positions: bool = True  # LOGO §2.3 position synthesis when the task sets a window (9 : 1 mix)
 
     def __post_init__(self) -> None:

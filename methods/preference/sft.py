@@ -18,20 +18,16 @@ from bench.context import RunContext
 from bench.registry import method
 from bench.spec import Resources
 from bench.toolkit.causal_lm import sequence_logprobs, train
-from methods.preference._common import completions, evaluate, learning_rate, load_models, validate_common
+from methods.preference._common import (TrainingSettings, completions, evaluate, learning_rate, load_models,
+                                        validate_common)
 from tasks.preference import PreferenceProblem, PreferenceResult
 
 SMOKE = {"batch_size": 8}
 
 
 @dataclass(frozen=True)
-class Config:
-    model: str = ""             # policy: "" = the task's π_SFT, else a hub id / local directory
-    lr: float = 0.0             # 0 = 5e-7 (paper scale) for a given model, 1e-3 for the tiny one
-    epochs: float = 1.0         # one epoch
-    batch_size: int = 32        # answers per micro-batch
-    grad_accum: int = 1         # gradient accumulation steps
-    warmup_ratio: float = 0.1   # linear decay with 10 % warm-up
+class Config(TrainingSettings):
+    """SFT takes only the shared training settings."""
 
     def __post_init__(self) -> None:
         validate_common(self)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from bench.context import RunContext
 from bench.registry import method
 from bench.spec import Resources
-from methods.preference._common import validate_common, validate_sampling
+from methods.preference._common import TrainingSettings, validate_common, validate_sampling
 from methods.preference._dpo import solve_mix
 from tasks.preference import PreferenceProblem, PreferenceResult
 
@@ -30,15 +30,9 @@ SMOKE = {"n_samples": 2, "batch_size": 8}
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(TrainingSettings):
     alpha: float = 0.5          # α, share of on-policy pairs (paper: ½; the fork's off-policy share p = 1 − α)
     beta: float = 0.5           # β of DPO (the fork uses 0.1, 0.5, 0.001; the paper's value is unknown)
-    model: str = ""             # policy and reference: "" = the task's π_SFT, else a hub id / local directory
-    lr: float = 0.0             # learning rate; 0 = 5e-7 (paper) for a given model, 1e-3 for the tiny one
-    epochs: float = 1.0         # one epoch (fork: --max_epochs 1)
-    batch_size: int = 32        # pairs per micro-batch (paper: global batch 256 = micro-batch × accumulation × GPUs)
-    grad_accum: int = 1         # gradient accumulation steps
-    warmup_ratio: float = 0.1   # linear decay with 10 % warm-up (fork)
     n_samples: int = 4          # n, on-policy samples per prompt (fork: 4)
     temperature: float = 0.7    # T of on-policy sampling (fork: 0.7)
     top_p: float = 0.9          # top-p of on-policy sampling (fork: 0.9)

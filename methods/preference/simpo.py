@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from bench.context import RunContext
 from bench.registry import method
 from bench.spec import Resources
-from methods.preference._common import validate_common
+from methods.preference._common import TrainingSettings, validate_common
 from methods.preference._reference_free import solve_reference_free
 from tasks.preference import PreferenceProblem, PreferenceResult
 
@@ -27,15 +27,9 @@ SMOKE = {"batch_size": 8}
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(TrainingSettings):
     beta: float = 2.5               # β (SimPO / LOGO, Mistral-Instruct)
     gamma_beta_ratio: float = 0.1   # γ/β, so γ = 0.25
-    model: str = ""                 # policy: "" = the task's π_SFT, else a hub id / local directory
-    lr: float = 0.0                 # 0 = 5e-7 (paper scale) for a given model, 1e-3 for the tiny one
-    epochs: float = 1.0
-    batch_size: int = 32
-    grad_accum: int = 1
-    warmup_ratio: float = 0.1
 
     def __post_init__(self) -> None:
         if not self.beta > 0 or self.gamma_beta_ratio < 0:
