@@ -118,7 +118,7 @@ def write_lock(lock: Lock, folder: Path = LOCK_DIR) -> Path:
                              "seeds": c.seeds, "wall_s": c.wall_s, "cpu_s": c.cpu_s, "detail": c.detail}
                        for cid, c in lock.claims.items()}}
     header = (f"# The verdict lock of {lock.slug}: written by `{lock.command}`; compared by a test tier\n"
-              "# (tests/leaderboard/test_verdict_lock.py: slow; a claim that times the machine, heavy).\n"
+              "# (tests/leaderboard/test_verdict_lock.py: slow, or heavy by hand: its BY_HAND and MACHINE_TIMED).\n"
               "# A changed verdict is a reviewed diff, never a silent re-pin.\n")
     path.write_text(header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120))
     return path
