@@ -50,6 +50,7 @@ WorkersOption = Annotated[int, typer.Option(help="Worker processes.")]
 TimeoutOption = Annotated[Optional[float], typer.Option(help="Hard limit per cell, seconds.")]
 ForceOption = Annotated[bool, typer.Option(help="Rerun cells already done.")]
 
+
 class Kind(str, Enum):
     methods = "methods"
     tasks = "tasks"

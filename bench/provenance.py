@@ -80,19 +80,18 @@ def gpu_info() -> tuple[str | None, str | None]:
 
 
 @lru_cache(maxsize=1)
-def _machine() -> tuple[tuple[str, object], ...]:
+def _machine() -> dict:
     gpu, cuda = gpu_info()
-    return (("python", platform.python_version()), ("packages", tuple(sorted(package_versions().items()))),
-            ("cpu", cpu_model()), ("gpu", gpu), ("cuda", cuda), ("host", socket.gethostname()))
+    return {"python": platform.python_version(), "packages": package_versions(), "cpu": cpu_model(), "gpu": gpu,
+            "cuda": cuda, "host": socket.gethostname()}
 
 
 def machine() -> dict:
     """The process's machine: Python and package versions, CPU, GPU, host. Read once per process (execute()
     records it with every run, so a Ray worker's run names the worker's machine, not the driver's); a forked
-    cell inherits its driver's reading."""
-    out = dict(_machine())
-    out["packages"] = dict(out["packages"])
-    return out
+    cell inherits its driver's reading. A copy: the cached reading is never changed by a caller."""
+    reading = _machine()
+    return {**reading, "packages": dict(reading["packages"])}
 
 
 def collect(where: dict | None = None) -> dict:

@@ -15,7 +15,6 @@ module instead.
 
 from __future__ import annotations
 
-import ast
 import difflib
 import importlib
 import importlib.util
@@ -221,24 +220,6 @@ def _decorator_family(path: Path, kind: str) -> tuple[str, str] | None:
     return family.group("family"), summary
 
 
-def _declared_problem_types(module: str, kind: str) -> tuple[str, ...]:
-    """The names in `@method(accepts=A)` / `accepts=(A, B)` or `@task(problem=A)` of a module's source."""
-    path = _ROOT.joinpath(*module.split(".")).with_suffix(".py")
-    if not path.is_file():  # a plugin's module: locating it imports its parent packages only
-        spec = importlib.util.find_spec(module)
-        if spec is None or spec.origin is None:
-            return ()
-        path = Path(spec.origin)
-    keyword = "accepts" if kind == "method" else "problem"
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == kind:
-            for arg in node.keywords:
-                if arg.arg == keyword:
-                    names = arg.value.elts if isinstance(arg.value, ast.Tuple) else [arg.value]
-                    return tuple(n.id if isinstance(n, ast.Name) else n.attr for n in names)
-    return ()
-
-
 def _builtin_listings(kind: str, root: Path) -> list[Listing]:
     package = "methods" if kind == "method" else "tasks"
     listings = []
@@ -365,17 +346,17 @@ class Registry:
         return None
 
     def problem_types(self, kind: str, name: str) -> tuple[str, ...]:
-        """The names of the problem types a method accepts (`accepts=`) or a task builds (`problem=`), read from the
-        decorator in the source (empty: not declared); the imported spec's when the module is already loaded."""
-        key = ("problem_types", kind, name)
-        if key not in self._static:
-            if (kind, name) in self._loaded:
-                spec = self._load(kind, name).spec
-                kinds = spec.accepts if kind == "method" else (spec.problem,) if spec.problem else ()
-                self._static[key] = tuple(k.__name__ for k in kinds)
-            else:
-                self._static[key] = _declared_problem_types(self.listing(kind, name).module, kind)
-        return self._static[key]
+        """The names of the problem types a method accepts (`accepts=`) or a task builds (`problem=`), empty when
+        not declared; read from the source (bench.static) unless the module is already imported."""
+        self.listing(kind, name)
+
+        def imported() -> tuple[str, ...]:
+            spec = self._load(kind, name).spec
+            return tuple(k.__name__ for k in (spec.accepts if kind == "method" else (spec.problem,) if spec.problem
+                                              else ()))
+
+        read = imported if (kind, name) in self._loaded else lambda: self.read_problem_types(kind, name)
+        return self._read(("problem_types", kind, name), read, imported)
 
     @cached_property
     def paper_paths(self) -> dict[str, Path]:
@@ -500,6 +481,15 @@ class Registry:
         if not all(isinstance(h, str) for h in value):
             raise static.NotStatic(f"{module}: hardware is not a tuple of names")
         return value
+
+    def read_problem_types(self, kind: str, name: str) -> tuple[str, ...]:
+        module = self.listing(kind, name).module
+        given = self._reader.registered(module, kind).get("accepts" if kind == "method" else "problem")
+        value = () if given is None else given.value()
+        refs = value if isinstance(value, tuple) else (value,)
+        if not all(isinstance(ref, static.ClassRef) for ref in refs):
+            raise static.NotStatic(f"{module}: the declared problem types are not classes of the repository")
+        return tuple(ref.node.name for ref in refs)
 
     def read_metrics(self, family: str) -> Metrics:
         source = self._reader.source(self._family_package(family))

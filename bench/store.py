@@ -344,7 +344,7 @@ class Store:
         """
         from bench.writes import save_batch
 
-        kept = save_batch(self.engine, [(record, runner)], self.environment_id(record.machine), self._code_version,
+        kept = save_batch(self.engine, [(record, runner)], [self.environment_id(record.machine)], self._code_version,
                           force=force)
         return not kept
 

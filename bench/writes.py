@@ -169,11 +169,11 @@ def _row(record: RunRecord, runner: str, environment_id: int, code_version: str,
     )
 
 
-def save_batch(engine, records: list[tuple[RunRecord, str]], environment_id: int | list[int], code_version: str,
+def save_batch(engine, records: list[tuple[RunRecord, str]], environment_ids: list[int], code_version: str,
                force: bool = False, owner: str | None = None, keys: list[str] | None = None) -> set[str]:
     """Save (record, runner) pairs in one transaction; releases `owner`'s leases on them.
 
-    `environment_id`: one provenance row for all, or one per record (where each ran).
+    `environment_ids`: each record's provenance row (where it ran).
 
     `keys`, if given, are the records' run_keys (a sha256 of the canonical cell: computed once).
     Returns the run_keys not written because a `done` run was already stored (never without force).
@@ -181,8 +181,7 @@ def save_batch(engine, records: list[tuple[RunRecord, str]], environment_id: int
     from bench.store import _dialect_insert
 
     keys = keys or [record.cell.run_key for record, _ in records]
-    ids = environment_id if isinstance(environment_id, list) else [environment_id] * len(records)
-    environments = dict(zip(keys, ids))
+    environments = dict(zip(keys, environment_ids))
     latest = dict(zip(keys, records))  # one row per run_key: the last
     keys = list(latest)
     with engine.begin() as connection:

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
-from bench.execute import execute
+from bench.execute import execute, log_text
 from bench.registry import Registry
 from bench.spec import Cell, RunRecord
 from bench.store import Store
@@ -68,14 +68,12 @@ def recorder(writer: Writer, summary: Summary, registry: Registry, on_record: On
     return finish
 
 
-LOG_CHARS = 20_000  # the end of what a cell's process printed, kept with its run
-
-
 @contextmanager
 def _output_kept():
-    """The child's file descriptors 1 and 2 go to a file while its cell runs: what libraries print on their own
-    (progress bars, a logger configured on import, C extensions) lands in the run's log, not over the driver's
-    progress display. Yields a function returning that text (a progress bar's redraws reduced to its last)."""
+    """The process's file descriptors 1 and 2 go to a file while its cell runs: what Python warns, what libraries'
+    loggers and progress bars print (including a handler a library installs on import) and what C extensions write
+    lands in the run's log, not over the driver's progress display. Yields a function returning those lines (a
+    progress bar's redraws reduced to its last)."""
     sink = tempfile.TemporaryFile(mode="w+b")
     saved, streams = [os.dup(1), os.dup(2)], (sys.stdout, sys.stderr)
     sys.stdout.flush()
@@ -85,13 +83,12 @@ def _output_kept():
     # Python's own streams too: a host (pytest, a notebook) may have pointed them elsewhere than fds 1 and 2
     sys.stdout = sys.stderr = io.TextIOWrapper(open(sink.fileno(), "wb", closefd=False), write_through=True)
 
-    def said() -> str:
+    def said() -> list[str]:
         sys.stdout.flush()
-        sys.stderr.flush()
         sink.seek(0)
         text = sink.read().decode("utf-8", "replace")
         lines = (line.rsplit("\r", 1)[-1] for line in text.split("\n"))     # splitlines() would split at \r
-        return "\n".join(line for line in lines if line.strip())
+        return [line for line in lines if line.strip()]
     try:
         yield said
     finally:
@@ -103,8 +100,17 @@ def _output_kept():
 
 def execute_keeping_output(cell: Cell, registry: Registry, timeout: float | None = None) -> RunRecord:
     """execute() in a worker process (a forked cell, a Ray task): what the process printed meanwhile joins the
-    record's log (the end of it, LOG_CHARS), beside the warnings and library log records execute() captures."""
+    warnings and library log records execute() captured (which a host's own warning capture, pytest's, would
+    otherwise swallow in the child). A printed line that repeats a captured message (a library that installs its
+    own stderr handler on import logs it twice) is kept once."""
     with _output_kept() as said:
         record = execute(cell, registry, timeout)
-    record.log = "\n".join(filter(None, (record.log, said())))[-LOG_CHARS:] or None
+    captured = (record.log or "").splitlines()
+    printed = [line for line in said() if not any(kept.endswith(_message(line)) for kept in captured)]
+    record.log = log_text(captured + printed)
     return record
+
+
+def _message(line: str) -> str:
+    """A printed log line without its logger's "[name] " prefix."""
+    return line.split("] ", 1)[1] if line.startswith("[") and "] " in line else line

@@ -1,11 +1,10 @@
-"""What several test modules share: the fixtures folder, the `bench` command as a subprocess, one torch thread, and
-the SIGINT disposition of a driver a test interrupts. (Fixtures live in conftest.py files; plain helpers here.)"""
+"""What several test modules share: the fixtures folder, the `bench` command as a subprocess, and the SIGINT
+disposition of a driver a test interrupts. (Fixtures live in conftest.py files; plain helpers here.)"""
 
 import os
 import signal
 import subprocess
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -20,16 +19,6 @@ def run_bench(*args: str, db=None, cwd=None, env: dict | None = None, columns: i
     if db is not None:
         env["BENCH_DB_URL"] = f"sqlite:///{db}"
     return subprocess.run([*BENCH, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout)
-
-
-@contextmanager
-def one_torch_thread():
-    """Tiny models train fastest on one thread and leave the other core to the other test worker; restored after
-    (bench.numerics.torch_threads, the product's own)."""
-    from bench.numerics import torch_threads
-
-    with torch_threads(1):
-        yield
 
 
 def default_sigint() -> None:

@@ -64,7 +64,7 @@ def test_leases_keep_a_cell_with_one_live_driver_and_expire(url):
     with store.engine.begin() as connection:  # A stops beating on keys[0]: its heartbeat ages past the TTL
         connection.execute(Lease.__table__.update().where(Lease.run_key == keys[0]).values(heartbeat=time.time() - 61))
     assert claim(store.engine, keys, "hostB:1:b", ttl_s=60, force=False)[0] == {keys[0], keys[3]}
-    save_batch(store.engine, [(_record(seed=1), "local")], store.environment_id(), "v", owner="hostA:1:a")
+    save_batch(store.engine, [(_record(seed=1), "local")], [store.environment_id()], "v", owner="hostA:1:a")
     claimed, done = claim(store.engine, keys, "hostC:1:c", ttl_s=60, force=False)
     assert claimed == set() and done == {keys[1]}  # finished (its lease went with the save): not run again
     with store.engine.connect() as connection:

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from bench.toolkit.models import TINY_SHAPES, build_tiny, load_model, save_model, score_texts, train_reward_model
-from tests.helpers import one_torch_thread
+from bench.numerics import torch_threads
 
 TEXTS = ["Human: hi\n\nAssistant: hello there<eos>", "a much longer text " * 12, "x", "def f(x):\n    return x"]
 
@@ -61,7 +61,7 @@ def test_unreachable_hub_id_fails_in_one_line():
 
 @pytest.fixture
 def one_thread():
-    with one_torch_thread():
+    with torch_threads(1):
         yield
 
 

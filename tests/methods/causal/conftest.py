@@ -3,10 +3,10 @@ two-core machine are many times slower than one. Restored afterwards."""
 
 import pytest
 
-from tests.helpers import one_torch_thread
+from bench.numerics import torch_threads
 
 
 @pytest.fixture(autouse=True, scope="package")
 def _one_torch_thread():
-    with one_torch_thread():
+    with torch_threads(1):
         yield

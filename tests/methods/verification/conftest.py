@@ -3,10 +3,10 @@ machine torch's thread pool made them 10-100x slower."""
 
 import pytest
 
-from tests.helpers import one_torch_thread
+from bench.numerics import torch_threads
 
 
 @pytest.fixture(autouse=True)
 def _one_torch_thread():
-    with one_torch_thread():
+    with torch_threads(1):
         yield
