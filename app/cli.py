@@ -489,6 +489,8 @@ def claims(
     format: Annotated[ClaimsFormat, typer.Option("--format", help="table (the terminal's), or json, md or csv: one "
                                                                   "unwrapped row per claim, for files and pipes.")]
     = ClaimsFormat.table,
+    wide: Annotated[bool, typer.Option("--wide", help="The table with every claim's reasons (a wide terminal).")]
+    = False,
     db: DbOption = None,
 ) -> None:
     """Each claim of a paper: the paper's value, ours, and the verdict."""
@@ -521,7 +523,7 @@ def claims(
         return
     for slug in slugs:
         paper_ = load_paper(registry, slug)
-        _print_verdicts(paper_, evaluate_paper(paper_, store, registry), lock=read_lock(slug))
+        _print_verdicts(paper_, evaluate_paper(paper_, store, registry), lock=read_lock(slug), wide=wide)
     if not paper:
         _print_paper_counts([load_paper(registry, slug) for slug in slugs], store, registry, None)
 
@@ -543,25 +545,51 @@ def _default_store_missing(url: str) -> bool:
     return url == DEFAULT_URL and not Path(url[len("sqlite:///"):]).exists()
 
 
-def _print_verdicts(paper, verdicts, lock=None) -> None:
-    """The claims table; with a lock, a paper with nothing stored shows the lock's reference run (labelled) and a
-    stored verdict that differs from the lock says so."""
-    from rich.table import Table
+VERDICT_STYLES = {"reproduced": "green", "not reproduced": "red", "partially": "yellow", "inconclusive": "magenta",
+                  "uninformative": "magenta"}
 
+
+def _print_verdicts(paper, verdicts, lock=None, wide: bool = False) -> None:
+    """The claims, compact (three short lines a claim, readable at 80 columns) or `wide` (a table with every
+    reason); with a lock, a paper with nothing stored shows the lock's reference run (labelled) and a stored
+    verdict that differs from the lock says so."""
     from leaderboard.lock import with_reference
 
     verdicts, source = with_reference(verdicts, lock)
-    colors = {"reproduced": "green", "not reproduced": "red", "partially": "yellow", "inconclusive": "magenta",
-              "uninformative": "magenta"}
     title = f"{paper.slug}: {paper.title}"
     if source == "reference":
         title += (f"\n(nothing stored: the {lock.label}; re-run locally: "
                   f"bench reproduce {paper.slug} --scale cpu --controls)")
+    (_print_table if wide else _print_compact)(title, verdicts)
+
+
+def _print_compact(title: str, verdicts) -> None:
+    from rich.text import Text
+
+    out.print(Text(title, style="bold"))
+    width = out.width
+    for v in verdicts:
+        head = Text(f"{v.claim.id}  ")
+        head.append(v.verdict, style=VERDICT_STYLES.get(v.verdict, "dim"))
+        head.append(f"  {v.claim.kind_label} · {v.claim.scale} · {v.claim.seeds} seeds", style="dim")
+        out.print(head, overflow="fold")
+        for line in (f"  paper {v.paper_text} | ours {v.ours_text or '—'}",
+                     f"  negative control: {v.control}" if v.control != "none" else ""):
+            if line:
+                text = Text(line)
+                text.truncate(width, overflow="ellipsis")
+                out.print(text, no_wrap=True)
+    out.print(Text("the reasons: bench claims --wide (or --format md)", style="dim"))
+
+
+def _print_table(title: str, verdicts) -> None:
+    from rich.table import Table
+
     table = Table(title=title, box=None, pad_edge=False, title_justify="left")
     for col in ("claim", "kind", "scale", "paper", "ours", "verdict", "why"):
         table.add_column(col, overflow="fold")
     for v in verdicts:
-        color = colors.get(v.verdict, "dim")
+        color = VERDICT_STYLES.get(v.verdict, "dim")
         table.add_row(v.claim.id, v.claim.kind_label, v.claim.scale, v.paper_text, v.ours_text,
                       f"[{color}]{v.verdict}[/{color}]", v.detail)
     out.print(table)
@@ -715,7 +743,8 @@ def leaderboard(
     Store.open(url, readonly=True)  # a bad or foreign database is a one-line error here, not in the browser
     app_path = Path(__file__).resolve().parent.parent / "leaderboard" / "app.py"
     command = [sys.executable, "-m", "streamlit", "run", str(app_path), "--server.port", str(port),
-               "--server.address", address, "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+               "--server.address", address, "--server.headless", "true", "--browser.gatherUsageStats", "false",
+               "--client.toolbarMode", "minimal"]  # a read-only app: no Deploy button or developer menu
     # the URL (and its password) goes to streamlit in its own environment, never on its command
     # line: `ps` shows every user a command line, but a process's environment only to its owner
     env = {**os.environ, "BENCH_DB_URL": url}

@@ -47,6 +47,7 @@ class MethodSpec:
     skip: Callable[[Any, Any], str | None] | None = None
     accepts: tuple[type, ...] = ()  # the problem types it solves (empty: every problem of its family)
     smoke: Mapping[str, Any] = field(default_factory=dict, hash=False)  # a short run's overrides (conformance)
+    reference: str = ""  # why it is a yardstick (exact answer, the generator's truth), never ranked among methods
 
 
 @dataclass(frozen=True)
@@ -60,17 +61,20 @@ class TaskSpec:
 
 def method(*, family: str, config: type, hardware: tuple[str, ...] = ("cpu",), resources: Resources = Resources(),
            skip: Callable | None = None, accepts: type | tuple[type, ...] = (),
-           smoke: Mapping[str, Any] | None = None) -> Callable:
+           smoke: Mapping[str, Any] | None = None, reference: str = "") -> Callable:
     """Mark `solve(problem, config, ctx) -> Result` as a registered method of `family`.
 
     `accepts`: the problem types it solves, in a family with several (written as names of the family's contract,
     e.g. `accepts=(PreferenceProblem, BanditPreferenceProblem)`): a task that builds another is refused before it is
     built (Registry.incompatibility reads both declarations from the source). `smoke`: config overrides for a short
-    run, which the conformance suite runs on every compatible task's smallest instance."""
+    run, which the conformance suite runs on every compatible task's smallest instance. `reference`: why the method
+    is a yardstick rather than a competitor (it computes the exact answer, or reads the generator's truth, as a
+    positive control does); the leaderboard labels it and never ranks it among the methods."""
 
     def mark(solve: Callable) -> Callable:
         kinds = accepts if isinstance(accepts, tuple) else (accepts,)
-        solve.__bench_method__ = MethodSpec(family, config, tuple(hardware), resources, skip, kinds, dict(smoke or {}))
+        solve.__bench_method__ = MethodSpec(family, config, tuple(hardware), resources, skip, kinds, dict(smoke or {}),
+                                            reference)
         return solve
 
     return mark
@@ -432,6 +436,14 @@ class Registry:
         return self._read(("hardware", method_name), lambda: self.read_hardware(method_name),
                           lambda: self.method(method_name).spec.hardware)
 
+    def reference(self, method_name: str) -> str:
+        """Why a method is a reference (`@method(reference=...)`), empty for a competing method; read from source."""
+        self.listing("method", method_name)
+        if ("method", method_name) in self._loaded:
+            return self.method(method_name).spec.reference
+        return self._read(("reference", method_name), lambda: self.read_reference(method_name),
+                          lambda: self.method(method_name).spec.reference)
+
     def declared_metrics(self, family: str) -> Metrics:
         """A family's METRICS and METRIC_PREFIXES, without importing its contract module."""
         loaded = self._loaded.get(("family", family))
@@ -480,6 +492,14 @@ class Registry:
         value = tuple(given.value()) if given is not None else MethodSpec.__dataclass_fields__["hardware"].default
         if not all(isinstance(h, str) for h in value):
             raise static.NotStatic(f"{module}: hardware is not a tuple of names")
+        return value
+
+    def read_reference(self, method_name: str) -> str:
+        module = self.listing("method", method_name).module
+        given = self._reader.registered(module, "method").get("reference")
+        value = "" if given is None else given.value()
+        if not isinstance(value, str):
+            raise static.NotStatic(f"{module}: reference is not a string")
         return value
 
     def read_problem_types(self, kind: str, name: str) -> tuple[str, ...]:

@@ -511,6 +511,25 @@ class _Judge:
         return steps[inside].astype(float), mean[inside]
 
 
+@dataclass(frozen=True)
+class ClaimValues:
+    """What a claim's criterion reads, seed by seed: per group, its metric (NaN where a run is missing), and the
+    x_metric of a rate across settings; the finished runs' keys per group (a curve claim's curves are theirs)."""
+
+    labels: tuple[str, ...]
+    values: np.ndarray                # (groups, seeds)
+    x: np.ndarray | None              # (groups, seeds) of x_metric, for a rate across settings
+    keys: tuple[tuple[str, ...], ...]
+
+
+def claim_values(claim: Claim, store: Store, registry: Registry, seeds: int | None = None) -> ClaimValues:
+    """The per-seed values behind a claim's verdict (the leaderboard's cards and plots draw them)."""
+    judge = _Judge(claim, store, registry, seeds or claim.seeds)
+    return ClaimValues(tuple(g.label() for g in claim.groups), judge.group_seed_values(claim.metric),
+                       judge.group_seed_values(claim.x_metric) if claim.x_metric else None,
+                       tuple(tuple(keys) for keys in judge.done_keys))
+
+
 def _sign(order: str) -> float:
     """+1 when the claim says increasing, −1 when decreasing: gaps in the claimed direction are positive."""
     return 1.0 if order == "increasing" else -1.0
@@ -551,7 +570,8 @@ def _paper_text(c: Claim) -> str:
         parts = [f"≥ {c.expect['min']:g}" if "min" in c.expect else "",
                  f"≤ {c.expect['max']:g}" if "max" in c.expect else ""]
         return " and ".join(filter(None, parts))
-    return f"{c.expect.get('order', 'increasing')} in listed order"
+    relation = " < " if c.expect.get("order", "increasing") == "increasing" else " > "
+    return f"{c.metric}: {relation.join(g.label() for g in c.groups)}"
 
 
 def evaluate_paper(paper: Paper, store: Store, registry: Registry, seeds: int | None = None) -> list[Verdict]:
@@ -626,6 +646,7 @@ class Marker:
     metric: str
     value: float
     approximate: bool
+    method_label: str = ""       # the method's config where it differs from its defaults (as the task page's rows)
 
 
 def paper_markers(registry: Registry, task: str) -> list[Marker]:
@@ -641,9 +662,13 @@ def paper_markers(registry: Registry, task: str) -> list[Marker]:
                 value = group.paper_value if group.paper_value is not None else (
                     claim.paper_value if claim.kind == "value" else None)
                 if group.task == task and value is not None:
-                    full_config = dict(group_cells(group, registry, 1)[0].task_config)
-                    markers.append(Marker(slug, claim.id, group.method, full_config, claim.metric,
-                                          float(value), claim.approximate))
+                    from leaderboard.queries import config_label, defaults_of
+
+                    cell = group_cells(group, registry, 1)[0]
+                    markers.append(Marker(slug, claim.id, group.method, dict(cell.task_config), claim.metric,
+                                          float(value), claim.approximate,
+                                          config_label(dict(cell.method_config),
+                                                       defaults_of(registry, "method", group.method))))
     return markers
 
 

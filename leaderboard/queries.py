@@ -205,8 +205,8 @@ def hardware_kinds(store: Store) -> list[str]:
         return sorted(connection.execute(select(Run.hardware).distinct()).scalars())
 
 
-def mean_curve(store: Store, run_keys: Iterable[str], name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(steps, mean, std) of a curve over runs, on the steps every run recorded."""
+def curves(store: Store, run_keys: Iterable[str], name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(steps, values (runs, steps)) of a curve, on the steps every run recorded; runs in key order."""
     keys = list(run_keys)
     query = (select(CurvePoint.run_key, CurvePoint.step, CurvePoint.value)
              .where(CurvePoint.run_key.in_(keys), CurvePoint.name == name))
@@ -215,10 +215,17 @@ def mean_curve(store: Store, run_keys: Iterable[str], name: str) -> tuple[np.nda
         for key, step, value in connection.execute(query):
             per_run.setdefault(key, {})[int(step)] = float(value)
     if not per_run:
-        return np.array([]), np.array([]), np.array([])
+        return np.array([]), np.empty((0, 0))
     steps = sorted(set.intersection(*(set(c) for c in per_run.values())))
-    values = np.array([[c[s] for s in steps] for c in per_run.values()])  # (runs, steps)
-    return np.array(steps), values.mean(axis=0), values.std(axis=0)
+    return np.array(steps), np.array([[per_run[k][s] for s in steps] for k in keys if k in per_run])
+
+
+def mean_curve(store: Store, run_keys: Iterable[str], name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(steps, mean, std) of a curve over runs, on the steps every run recorded."""
+    steps, values = curves(store, run_keys, name)
+    if not len(steps):
+        return np.array([]), np.array([]), np.array([])
+    return steps, values.mean(axis=0), values.std(axis=0)
 
 
 def curve_names(store: Store, run_keys: Iterable[str]) -> list[str]:
@@ -231,16 +238,35 @@ def curve_names(store: Store, run_keys: Iterable[str]) -> list[str]:
 RUN_COLUMNS = ("run_key", "method", "task", "seed", "hardware", "status", "wall_s", "finished_at", "runner")
 
 
-def runs_table(store: Store, method: str | None = None, task: str | None = None, status: str | None = None,
-               hardware: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
-    """The newest runs matching the filters, as plain dicts (for the explorer and CSV)."""
-    query = select(*(getattr(Run, c) for c in RUN_COLUMNS), Run.method_config, Run.task_config).order_by(Run.id.desc())
+def _filtered(query, method: str | None, task: str | None, status: str | None, hardware: str | None):
     for column, value in ((Run.method, method), (Run.task, task), (Run.status, status), (Run.hardware, hardware)):
         if value is not None:
             query = query.where(column == value)
+    return query
+
+
+def runs_table(store: Store, method: str | None = None, task: str | None = None, status: str | None = None,
+               hardware: str | None = None, limit: int = 1000, offset: int = 0) -> list[dict[str, Any]]:
+    """The newest runs matching the filters (a page of `limit` from `offset`), as plain dicts (explorer, CSV)."""
+    query = _filtered(select(*(getattr(Run, c) for c in RUN_COLUMNS), Run.method_config, Run.task_config),
+                      method, task, status, hardware).order_by(Run.id.desc())
     with store.engine.connect() as connection:
-        rows = connection.execute(query.limit(limit)).mappings().all()
+        rows = connection.execute(query.limit(limit).offset(offset)).mappings().all()
     return [dict(r) for r in rows]
+
+
+def runs_count(store: Store, method: str | None = None, task: str | None = None, status: str | None = None,
+               hardware: str | None = None) -> int:
+    """How many runs match the filters (the explorer's "N of M")."""
+    with store.engine.connect() as connection:
+        return int(connection.execute(_filtered(select(func.count()).select_from(Run), method, task, status,
+                                                hardware)).scalar_one())
+
+
+def tasks_with_runs(store: Store) -> list[str]:
+    """The tasks with at least one finished run, by name."""
+    with store.engine.connect() as connection:
+        return sorted(connection.execute(select(Run.task).where(Run.status == "done").distinct()).scalars())
 
 
 def find_run_keys(store: Store, prefix: str, limit: int = 10) -> list[str]:

@@ -176,6 +176,25 @@ def test_claims_piped_to_a_file_keep_a_line_or_two_per_claim(tmp_path):
     assert len(lines) < 10 * 7 and max(map(len, lines)) <= 320
 
 
+def test_claims_read_at_80_columns_and_wide_shows_the_reasons(tmp_path):
+    """The compact layout keeps every claim id whole on its own line, and no line passes 80 columns; --wide is the
+    table with the reasons."""
+    env = {k: v for k, v in os.environ.items() if k != "BENCH_DB_URL"}
+    compact = subprocess.run([*BENCH, "claims", "--paper", "cmdp-bobw"], capture_output=True, text=True,
+                             env={**env, "COLUMNS": "80"}, cwd=tmp_path, timeout=300)
+    assert compact.returncode == 0, compact.stderr
+    lines = compact.stdout.splitlines()
+    assert max(map(len, lines)) <= 80
+    ids = [line.split()[0] for line in lines if line.split() and line.split()[0].startswith(("stochastic-",
+                                                                                               "adversarial-"))]
+    assert ids == ["stochastic-violation-sqrt-t", "stochastic-regret-sqrt-t", "adversarial-violation-sqrt-t",
+                   "adversarial-reward-fraction"]
+    assert "measured at cpu-reduced" not in compact.stdout  # the reasons are --wide's
+    wide = subprocess.run([*BENCH, "claims", "--paper", "cmdp-bobw", "--wide"], capture_output=True, text=True,
+                          env={**env, "COLUMNS": "300"}, cwd=tmp_path, timeout=300)
+    assert wide.returncode == 0 and "measured at cpu-reduced" in wide.stdout and " why" in wide.stdout
+
+
 @pytest.mark.parametrize("setting, shown", [(None, "False"), ("0", "True")])
 def test_model_loading_bars_are_off_in_bench_unless_asked_for(setting, shown):
     """transformers' per-model "Loading weights" bars (dozens per grid) stay off the grid's progress line."""

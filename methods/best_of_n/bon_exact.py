@@ -24,7 +24,8 @@ class Config:
     pass
 
 
-@method(family="best_of_n", config=Config)
+@method(family="best_of_n", config=Config,
+        reference="the exact best-of-n distribution: the errors of the other methods are measured against it")
 def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     if problem.continuous:
         return Result(kl=kl_formula(problem.n), win_rate=win_rate_bound(problem.n))

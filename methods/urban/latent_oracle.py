@@ -42,7 +42,8 @@ def skip(problem, config: Config) -> str | None:
     return None
 
 
-@method(family="urban", config=Config, skip=skip)
+@method(family="urban", config=Config, skip=skip,
+        reference="reads the generator's true region-function mixtures: the world's positive control")
 def solve(problem: TwoCityProblem, config: Config, ctx: RunContext) -> TwoCityResult:
     target = problem.target.latent
     if config.shuffle:

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from bench.registry import Registry
 from bench.store import Store
 from bench.cells import Entry, expand
+from leaderboard.claims import load_paper
 from runners.local import run_cells
 
 pytestmark = pytest.mark.integration  # the Streamlit app
@@ -32,6 +33,19 @@ def url(tmp_path_factory):
     return f"sqlite:///{path}"
 
 
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory):
+    """A store holding the clipped-SGD paper's CPU-scale claims and controls at their seeds (about 35 CPU-s)."""
+    from leaderboard.claims import CPU_SCALES, paper_cells
+
+    registry = Registry.discover()
+    paper = load_paper(registry, "clipped-sgd-performative")
+    paper = replace(paper, claims=[c for c in paper.claims if c.scale in CPU_SCALES])
+    path = tmp_path_factory.mktemp("stored") / "stored.db"
+    run_cells(paper_cells(paper, registry), Store.open(f"sqlite:///{path}"), registry)
+    return f"sqlite:///{path}"
+
+
 def _run(url, monkeypatch, **params) -> AppTest:
     monkeypatch.setenv("BENCH_DB_URL", url)
     # AppTest leaves the app script as __main__, which processes spawned later (multiprocessing's
@@ -47,47 +61,98 @@ def _run(url, monkeypatch, **params) -> AppTest:
     return app
 
 
-def test_overview_lists_every_paper_with_verdict_counts(url, monkeypatch):
+def _text(app) -> str:
+    return "\n".join(m.value for m in app.markdown)
+
+
+def test_overview_is_a_leaderboard_of_verdict_bars_with_totals_and_links(url, monkeypatch):
     app = _run(url, monkeypatch)
-    frame = app.dataframe[0].value
-    assert "clipped-sgd-performative" in set(frame["paper"])
-    row = frame[frame["paper"] == "clipped-sgd-performative"].iloc[0]
-    # the stored runs (T = 2000) are none of the claims' cells: the paper shows its lock's reference run
+    text = _text(app)
     from leaderboard.lock import read_lock
 
-    locked = [c.verdict for cid, c in read_lock("clipped-sgd-performative").claims.items()
+    # the stored runs (T = 2000) are none of the claims' cells: every paper shows its lock's reference run
+    lock = read_lock("clipped-sgd-performative")
+    locked = [c.verdict for cid, c in lock.claims.items()
               if cid not in ("pcsgd-bias-grows-with-beta", "bias-amplification")]  # the two sanity checks
-    assert row["shown"] == "reference run" and row["checks"] == 2
-    assert [row[v] for v in ("reproduced", "not reproduced", "uninformative")] == \
-        [locked.count(v) for v in ("reproduced", "not reproduced", "uninformative")]
-    assert any("clipped-sgd-performative" in m.value for m in app.markdown)
+    row = text[text.index("?view=paper&amp;paper=clipped-sgd-performative"):]
+    row = row[:row.index("</tr>")]
+    words = ", ".join(f"{locked.count(v)} {v}" for v in ("reproduced", "partially", "not reproduced",
+                                                         "uninformative") if locked.count(v))
+    assert words in row and "reference run" in row and "target='_self'" in text
+    assert "19 papers," in text and "CPU-measured (" in text and "Paper-scale (" in text
+    assert dict(app.query_params) == {"view": "overview"}
 
 
-def test_task_page_ranks_methods_with_intervals(url, monkeypatch):
+def test_overview_sorts_and_keeps_the_sort_in_the_url(url, monkeypatch):
+    app = _run(url, monkeypatch, sort="paper")
+    text = _text(app)
+    slugs = [s for s in Registry.discover().papers()]
+    positions = [text.index(f"paper={s}'") for s in slugs]
+    assert positions == sorted(positions)
+    assert app.query_params["sort"] == "paper"
+
+
+def test_task_page_ranks_methods_with_intervals_and_describes_the_metric(url, monkeypatch):
     app = _run(url, monkeypatch, view="task", task="performative")
-    frame = app.dataframe[0].value
-    assert list(frame["method"]) == ["dicesgd", "pcsgd"]  # final_gap, lower is better
-    assert list(frame["n"]) == [3, 3] and (frame["ci_low"] <= frame["mean"]).all()
+    frame = app.table[0].value
+    assert list(frame["method"]) == ["dicesgd [reconstructed]", "pcsgd [reconstructed]"]  # final_gap, lower first
+    assert list(frame.index) == ["1", "2"] and list(frame["n"]) == [3, 3]
+    assert any("squared distance to the performative-stable point" in c.value for c in app.caption)
+    assert any("final_gap (lower is better)" in h.value for h in app.subheader)
     assert app.get("plotly_chart")
 
 
-def test_paper_page_shows_verdicts_and_links_to_runs(url, monkeypatch):
+def test_task_page_defaults_to_a_task_with_runs_and_refuses_unknown_names(url, monkeypatch):
+    app = _run(url, monkeypatch, view="task")
+    assert app.query_params["task"] == "performative"  # the only task with runs, though not the first by name
+    assert "unknown task 'nope'" in _run(url, monkeypatch, view="task", task="nope").error[0].value
+    assert "unknown view 'bogus'" in _run(url, monkeypatch, view="bogus").error[0].value
+
+
+def test_single_seeds_and_references_are_not_ranked():
+    from leaderboard.queries import BoardRow
+    from leaderboard.ui.task import ranked
+
+    def row(method, n, mean, lo, hi):
+        return BoardRow("t", "", method, "", "cpu", "error", False, n, mean, 0.1, lo, hi, "t")
+
+    rows = ranked([row("bon_exact", 3, 0.0, 0.0, 0.0), row("a", 3, 1.0, 0.9, 1.1), row("b", 3, 1.05, 1.0, 1.1),
+                   row("c", 1, 0.5, 0.5, 0.5), row("d", 3, 2.0, 1.9, 2.1)],
+                  {"bon_exact": "the exact distribution"})
+    assert [r["rank"] for r in rows] == ["ref.", "1", "2", "—", "3"]
+    assert [r["note"] for r in rows] == ["reference: the exact distribution", "", "tie with #1 (95 % CIs overlap)",
+                                         "1 seed: not ranked", ""]
+
+
+def test_paper_page_shows_one_card_per_claim_and_the_reference_run(url, monkeypatch):
     app = _run(url, monkeypatch, view="paper", paper="clipped-sgd-performative")
-    verdicts = app.dataframe[1].value
-    assert len(verdicts) == 13  # 11 claims and 2 sanity checks
-    assert set(verdicts["shown"]) == {"reference"}  # none of the claims' cells is stored: the lock's reference run
+    text = _text(app)
+    paper = load_paper(Registry.discover(), "clipped-sgd-performative")
+    for claim in paper.claims:
+        assert f"<b>{claim.id}</b>" in text  # one card each
+    assert text.count("class='card'") == len(paper.claims)
+    assert not app.dataframe  # no second list of the same claims
     assert any("Nothing of this paper is stored here" in i.value for i in app.info)
-    assert any("?view=runs&run_key=" in m.value for m in app.markdown)
+    assert app.query_params["paper"] == "clipped-sgd-performative"
 
 
-def test_paper_page_renders_the_reproduction_report_and_marks_the_world_control(url, monkeypatch):
+def test_paper_page_of_a_stored_paper_shows_intervals_plots_and_run_links(stored, monkeypatch):
+    app = _run(stored, monkeypatch, view="paper", paper="clipped-sgd-performative", scale="cpu")
+    text = _text(app)
+    assert "± " in text and "(n = 20" in text  # mean ± 95 % CI over the claim's 20 seeds
+    assert "target='_self'>" in text and "?view=runs&run_key=" in text
+    assert len(app.get("plotly_chart")) >= 5  # every stored claim that has a shape
+    assert "paper-scale" not in {b for b in text.split("<span class='badge'>")[1:] for b in [b.split("<")[0]]}
+
+
+def test_paper_page_renders_the_report_and_the_world_control_first(url, monkeypatch):
     app = _run(url, monkeypatch, view="paper", paper="logo")
     assert any(e.label == "reproduction report (docs/papers/logo.md)" for e in app.expander)
     assert any("## Claims and verdicts" in m.value for m in app.markdown)
-    verdicts = app.dataframe[1].value
-    kinds = dict(zip(verdicts["claim"], verdicts["kind"]))
-    assert kinds["long-context-training-shows-a-gain"] == "control: ordering"
-    assert kinds["logo-beats-sft-long-context"] == "ordering"
+    headings = [h.value for h in app.subheader]
+    assert headings[0].startswith("Can this world show the effect?")
+    text = _text(app)
+    assert text.index("<b>long-context-training-shows-a-gain</b>") < text.index("<b>logo-beats-sft-long-context</b>")
 
 
 def test_unknown_paper_is_a_message(url, monkeypatch):
@@ -95,21 +160,33 @@ def test_unknown_paper_is_a_message(url, monkeypatch):
     assert "unknown paper 'no-such-paper'" in app.error[0].value
 
 
-def test_runs_explorer_filters_and_shows_the_traceback(url, monkeypatch):
+def test_runs_explorer_pages_filters_and_shows_the_traceback(url, monkeypatch):
     app = _run(url, monkeypatch, view="runs")
-    assert len(app.dataframe[0].value) == 7
-    app.selectbox[2].set_value("failed").run()
     frame = app.dataframe[0].value
-    assert list(frame["status"]) == ["failed"]
+    assert len(frame) == 7 and frame["run"].str.len().max() == 10 and "final_gap" in frame.columns
+    assert any("runs 1–7 of 7" in c.value for c in app.caption)
+    app = _run(url, monkeypatch, view="runs", status="failed")
+    frame = app.dataframe[0].value
+    assert list(frame["status"]) == ["failed"] and list(frame["task config"]) == ["beta=0.5"]
     assert any("ValueError" in c.value for c in app.code)
-    assert app.get("download_button")
+    assert app.get("download_button") and app.query_params["status"] == "failed"
+    assert "no run with key 'deadbeef'" in _run(url, monkeypatch, view="runs", run_key="deadbeef").error[0].value
+
+
+def test_a_run_is_found_by_its_key_prefix_and_shows_its_curves(url, monkeypatch):
+    store = Store.open(url)
+    key = next(k for k, in store.engine.connect().execute(text("SELECT run_key FROM runs WHERE status = 'done'")))
+    app = _run(url, monkeypatch, view="runs", run_key=key[:12])
+    assert app.query_params["run_key"] == key
+    assert any(key in c.value for c in app.caption)
+    assert app.get("plotly_chart")  # the run's own curves
 
 
 def test_empty_store_says_so(tmp_path, monkeypatch):
     url = f"sqlite:///{tmp_path / 'empty.db'}"
     Store.open(url)
     app = _run(url, monkeypatch)
-    assert any("No runs stored yet" in i.value for i in app.info)
+    assert any("show their verdict lock" in i.value for i in app.info)
 
 
 def test_old_schema_and_missing_store_are_messages(tmp_path, monkeypatch):
@@ -133,4 +210,19 @@ def test_claims_file_with_a_typo_is_reported_on_its_page(url, monkeypatch, tmp_p
     app = _run(url, monkeypatch, view="paper", paper="typo-paper")
     assert "unknown method 'dicesdg'" in app.error[0].value
     overview = _run(url, monkeypatch)
-    assert "unknown method 'dicesdg'" in overview.dataframe[0].value["problem"].iloc[0]
+    assert "typo-paper: its claims file cannot be used" in overview.error[0].value
+    assert "unknown method 'dicesdg'" in overview.error[0].value
+
+
+def test_a_statement_is_shown_literally_never_as_markdown_or_html(url, monkeypatch, tmp_path):
+    good = Path(__file__).resolve().parents[2] / "leaderboard" / "papers" / "clipped-sgd-performative.yaml"
+    source = good.read_text()
+    statement = next(line for line in source.splitlines()
+                     if line.strip().startswith("statement:") and line.split("statement:")[1].strip()[:1] in "\"'")
+    (tmp_path / "clipped-sgd-performative.yaml").write_text(source.replace(
+        statement, statement.split("statement:")[0] + 'statement: "‖z−z*‖² and ‖x*‖ <b>bold</b> $x$"', 1))
+    original = Registry.discover
+    monkeypatch.setattr(Registry, "discover",
+                        classmethod(lambda cls, **kw: replace(original(**kw), papers_dir=tmp_path)))
+    text = _text(_run(url, monkeypatch, view="paper", paper="clipped-sgd-performative"))
+    assert "‖z−z&#42;‖² and ‖x&#42;‖ &#60;b&#62;bold&#60;/b&#62; &#36;x&#36;" in text

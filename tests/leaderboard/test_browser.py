@@ -59,53 +59,90 @@ def server(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def page(server):
+def browser(server):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=[
             "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
             "--disable-component-update", "--disable-sync"])
-        yield browser.new_page(viewport={"width": 1400, "height": 1000})
-        browser.close()
+        yield chromium
+        chromium.close()
 
 
-def _status(slug: str) -> str:
-    """The overview's line for a paper whose verdicts equal its lock: the claims' verdicts (paper-scale: not run)."""
-    from collections import Counter
-
-    from bench.registry import Registry
-    from leaderboard.claims import VERDICTS, load_paper
-    from leaderboard.lock import read_lock
-
-    paper, lock = load_paper(Registry.discover(), slug), read_lock(slug)
-    counts = Counter(lock.claims[c.id].verdict if c.id in lock.claims else "not run"
-                     for c in paper.claims if c.role == "claim")
-    return ", ".join(f"{counts[k]} {k}" for k in VERDICTS if counts[k])
+def _settled(page) -> None:
+    """Wait until Streamlit has finished running the page's script."""
+    page.wait_for_timeout(500)
+    page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=120_000)
+    page.wait_for_timeout(500)
 
 
-def test_overview_and_paper_page_show_the_verdicts(server, page):
-    from bench.registry import Registry
-    from leaderboard.lock import read_lock
+def _not_cut_off(page, selector: str, width: int) -> int:
+    """Every element matching `selector` lies inside the viewport's width and does not overflow itself."""
+    boxes = page.eval_on_selector_all(selector, """els => els.map(e => {const r = e.getBoundingClientRect();
+        return [r.left, r.right, e.scrollWidth - e.clientWidth, e.textContent.slice(0, 60)]})""")
+    assert boxes, f"nothing matches {selector}"
+    for left, right, overflow, text in boxes:
+        assert left >= -1 and right <= width + 1 and overflow <= 1, f"{selector} cut off at {width}px: {text!r}"
+    return len(boxes)
 
+
+def _shoot(page, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
-    page.goto(f"{server}/?view=overview")
-    page.get_by_text(f"clipped-sgd-performative: {_status('clipped-sgd-performative')}").wait_for(timeout=60_000)
-    from tests.leaderboard.test_verdict_lock import UNLOCKED
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    if os.environ.get("BENCH_SCREENSHOTS"):  # `BENCH_SCREENSHOTS=docs/screenshots pytest -m slow ...` (README)
+        page.screenshot(path=str(Path(os.environ["BENCH_SCREENSHOTS"]) / f"{name}.png"), full_page=True)
 
-    for slug in Registry.discover().papers():  # a fresh store: every other paper shows its locked reference run
-        if slug != "clipped-sgd-performative" and slug not in UNLOCKED:
-            page.get_by_text(f"{slug} (reference run): {_status(slug)}").wait_for(timeout=60_000)
-    page.screenshot(path=str(ARTIFACTS / "overview.png"), full_page=True)
-    page.goto(f"{server}/?view=paper&paper=cmdp-bobw")
+
+@pytest.mark.parametrize("width", [1280, 400])
+def test_every_view_shows_its_verdicts_uncut_with_plots_and_urls_that_round_trip(server, browser, width):
+    from bench.registry import Registry
+    from leaderboard.claims import CPU_SCALES, load_paper
+    from leaderboard.lock import read_lock
+
+    page = browser.new_page(viewport={"width": width, "height": 2400})
+    page.goto(f"{server}/?view=overview")
+    page.locator("table.board").wait_for(timeout=120_000)  # the first page of a cold app takes longest
+    _settled(page)
+    for slug in Registry.discover().papers():
+        assert page.locator(f"a[href='?view=paper&paper={slug}']").first.is_visible()
+    assert page.locator("div.bar span").first.is_visible()  # the coloured verdict bars
+    _not_cut_off(page, "table.board td:first-child, div.bar", width)
+    _shoot(page, f"overview-{width}")
+
+    # a link stays in this tab, its URL names the view, and Back returns to the overview
+    page.locator("a[href='?view=paper&paper=cmdp-bobw']").first.click()
+    page.wait_for_url("**/?view=paper&paper=cmdp-bobw")
+    _settled(page)
     page.get_by_text("Nothing of this paper is stored here").wait_for(timeout=60_000)
     locked = read_lock("cmdp-bobw").claims["adversarial-reward-fraction"].verdict
-    page.get_by_text(f"adversarial-reward-fraction: {locked}").wait_for(timeout=60_000)
-    page.goto(f"{server}/?view=paper&paper=clipped-sgd-performative")
+    card = page.locator("div.card", has_text="adversarial-reward-fraction")
+    assert card.locator("span", has_text=locked).first.is_visible()  # its chip
+    page.go_back()
+    page.wait_for_url("**/?view=overview")
+
+    # the stored paper: chips, intervals and a plot for every rate claim, nothing cut off
+    page.goto(f"{server}/?view=paper&paper=clipped-sgd-performative&scale=cpu")
+    _settled(page)
+    assert "scale=cpu" in page.url and "paper=clipped-sgd-performative" in page.url  # the state survived the load
+    page.locator("div.card").first.wait_for(timeout=60_000)
     lock = read_lock("clipped-sgd-performative")
-    for claim in ("dicesgd-unbiased", "dicesgd-rate-1-over-t", "plot-pcsgd-plateau-beta-0.01"):
-        page.get_by_text(f"{claim}: {lock.claims[claim].verdict}").wait_for(timeout=60_000)
-    page.get_by_text(f"dicesgd-rate-1-over-t: {lock.claims['dicesgd-rate-1-over-t'].verdict}").click()
-    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)  # the curve the rate claim rests on
-    page.screenshot(path=str(ARTIFACTS / "paper.png"), full_page=True)
-    assert (ARTIFACTS / "paper.png").stat().st_size > 10_000
+    paper = load_paper(Registry.discover(), "clipped-sgd-performative")
+    assert _not_cut_off(page, "div.card", width) == sum(c.scale in CPU_SCALES for c in paper.claims)
+    for claim_id, claim in lock.claims.items():
+        card = page.locator("div.card", has_text=claim_id).first
+        assert card.locator("span", has_text=claim.verdict).first.is_visible()
+    assert "± " in page.locator("div.card").first.text_content()
+    for claim in (c for c in paper.claims if c.kind == "rate"):  # every rate claim has its plot
+        details = page.locator("[data-testid='stExpander']", has_text=f"{claim.id}: why, plot and runs")
+        details.get_by_text(f"{claim.id}: why, plot and runs").click()
+        details.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+        assert "fitted slope" in details.text_content()
+    _shoot(page, f"paper-{width}")
+
+    page.goto(f"{server}/?view=task&task=performative&min_seeds=2")
+    _settled(page)
+    assert "min_seeds=2" in page.url and "task=performative" in page.url
+    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+    _shoot(page, f"task-{width}")
+    page.close()

@@ -1,0 +1,192 @@
+"""A claim as the leaderboard shows it: one card with its verdict, the paper's value against ours (mean ± 95 % CI,
+to the precision the claim's tolerance asks for), its criterion in words, its scale, the fidelity of the methods
+it runs and its cost. Pure: no Streamlit here, so the cards are tested like any other function.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from leaderboard.claims import Claim, ClaimValues, Paper, Verdict
+from leaderboard.queries import summarize
+
+VERDICT_COLORS = {"reproduced": "#2e7d32", "partially": "#f9a825", "not reproduced": "#c62828",
+                  "inconclusive": "#6a1b9a", "uninformative": "#ad1457", "insufficient seeds": "#6d4c41",
+                  "not run": "#9e9e9e"}
+SIGNIFICANT = 3  # figures shown where the claim's tolerance does not ask for more
+
+
+def decimals_for(step: float) -> int:
+    """Decimals that resolve `step` one digit further (atol 1e-4 -> 5: 2.30259 against 2.3 is checkable)."""
+    return max(0, math.ceil(-math.log10(abs(step))) + 1) if step else 0
+
+
+def formatter(claim: Claim):
+    """The number format of a claim's values: its tolerance's resolution (atol, min_gap) in decimals, a relative
+    tolerance's in significant figures, 3 significant figures otherwise."""
+    expect = claim.expect
+    step = expect.get("atol") or (expect.get("tolerance") or {}).get("atol") if claim.kind != "rate" else None
+    if claim.kind == "ordering" and expect.get("min_gap"):
+        step = abs(float(expect["min_gap"]))
+    if step:
+        places = decimals_for(float(step))
+        return lambda x: f"{x:.{places}f}" if math.isfinite(x) else "n/a"
+    rtol = expect.get("rtol")
+    figures = max(SIGNIFICANT, math.ceil(-math.log10(rtol)) + 2) if rtol else SIGNIFICANT
+    return lambda x: fmt_significant(x, figures)
+
+
+def fmt_significant(x: float, figures: int = SIGNIFICANT) -> str:
+    """`figures` significant figures, never scientific notation between 1e-4 and 1e6."""
+    if not math.isfinite(x):
+        return "n/a"
+    if x == 0:
+        return "0"
+    if 1e-4 <= abs(x) < 1e6:
+        places = max(0, figures - 1 - math.floor(math.log10(abs(x))))
+        return f"{round(x, places):.{places}f}"
+    return f"{x:.{figures - 1}e}"
+
+
+def mean_ci(values: np.ndarray, fmt) -> str:
+    """'mean ± half-width (n = k)' over the finite seeds; a bootstrap or single seed says so."""
+    finite = values[np.isfinite(values)]
+    if not len(finite):
+        return "n/a"
+    s = summarize(finite)
+    if s.n == 1:
+        return f"{fmt(s.mean)} (1 seed)"
+    half = max(s.mean - s.ci_low, s.ci_high - s.mean)
+    how = "" if s.ci_method == "t" else f", {s.ci_method}"
+    return f"{fmt(s.mean)} ± {fmt(half)} (n = {s.n}{how})"
+
+
+def _relation(order: str) -> str:
+    return " < " if order == "increasing" else " > "
+
+
+def _tolerance_words(tol: dict, fmt) -> str:
+    if "factor" in tol:
+        return f"within a factor {tol['factor']:g}"
+    if "rtol" in tol:
+        return f"within {float(tol['rtol']):.0%}"
+    return f"within ± {fmt(float(tol.get('atol', 0.0)))}"
+
+
+def seeds_holding(claim: Claim, values: np.ndarray) -> list[int]:
+    """Per adjacent pair of groups, the seeds in which the claimed order holds strictly (by min_gap where set)."""
+    sign = 1.0 if claim.expect.get("order", "increasing") == "increasing" else -1.0
+    min_gap = float(claim.expect.get("min_gap") or 0.0)
+    counts = []
+    for a, b in zip(values, values[1:]):
+        gaps = sign * (b - a)
+        ok = np.isfinite(gaps) & ((gaps > 0) if min_gap == 0 else (gaps >= min_gap))
+        counts.append(int(ok.sum()))
+    return counts
+
+
+def criterion_words(claim: Claim, data: ClaimValues | None, verdict: Verdict, fmt) -> str:
+    """What the claim asks, in words, with what we measured against it."""
+    expect, labels = claim.expect, [g.label() for g in claim.groups]
+    if claim.kind == "value":
+        tol = _tolerance_words(expect, fmt)
+        ours = f" (ours {fmt(verdict.ours[0])})" if verdict.ours else ""
+        return f"{claim.metric} {tol} of the paper's {fmt(claim.paper_value)}{ours}"
+    if claim.kind == "bound":
+        parts = [f"≥ {fmt(expect['min'])}" if "min" in expect else "",
+                 f"≤ {fmt(expect['max'])}" if "max" in expect else ""]
+        which = "every group's mean" if len(labels) > 1 else "the mean"
+        return f"{claim.metric}: {which} {' and '.join(filter(None, parts))}"
+    if claim.kind == "rate":
+        window = "" if not claim.x_range else f" over [{claim.x_range[0]:g}, {claim.x_range[1]:g}]"
+        over = (f"{claim.curve} against step{window}" if claim.curve
+                else f"{claim.metric} against {claim.x_metric} across {len(labels)} settings")
+        ours = f", ours {verdict.ours[0]:.3f}" if verdict.ours else ""
+        return f"log-log slope of {over}: {expect['slope']:g} ± {expect.get('tolerance', 0.1):g}{ours}"
+    order = expect.get("order", "increasing")
+    words = f"{claim.metric}: {_relation(order).join(labels)}"
+    if "min_ratio" in expect:
+        words += f", each by ≥ {expect['min_ratio']:g}×"
+    elif expect.get("min_gap"):
+        gap = float(expect["min_gap"])
+        words += f", each by ≥ {fmt(gap)}" if gap > 0 else f", none worse by more than {fmt(-gap)}"
+    elif expect.get("slack"):
+        words += f", with {float(expect['slack']):.0%} slack"
+    elif "margin_se" in expect:
+        words += f", mean paired gap > {expect['margin_se']:g} SE"
+    if data is not None and data.values.shape[1] > 1 and np.isfinite(data.values).any():
+        counts = seeds_holding(claim, data.values)
+        seeds = data.values.shape[1]
+        words += f"; holds in {min(counts)} of {seeds} seeds" + (" (weakest pair)" if len(counts) > 1 else "")
+        if "seeds_holding" in expect:
+            words += f", {expect['seeds_holding']} needed"
+        if "margin_se" in expect:
+            words += f", gap {min(gaps_in_se(claim, data.values)):.2g} SE" + (" (weakest pair)" if len(counts) > 1
+                                                                             else "")
+    return words
+
+
+def gaps_in_se(claim: Claim, values: np.ndarray) -> list[float]:
+    """Per adjacent pair, the mean paired gap in the claimed direction over its standard error."""
+    sign = 1.0 if claim.expect.get("order", "increasing") == "increasing" else -1.0
+    out = []
+    for a, b in zip(values, values[1:]):
+        gaps = sign * (b - a)
+        gaps = gaps[np.isfinite(gaps)]
+        se = float(np.std(gaps, ddof=1) / np.sqrt(len(gaps))) if len(gaps) > 1 else float("nan")
+        out.append(float(np.mean(gaps)) / se if se > 0 else float("nan"))
+    return out
+
+
+@dataclass(frozen=True)
+class Card:
+    claim_id: str
+    role: str            # claim, control, check
+    verdict: str
+    color: str
+    statement: str       # as written: the page makes it safe to render
+    scale: str
+    kind: str
+    paper: str
+    ours: list[str]      # one line per group: "label: mean ± CI"
+    criterion: str
+    detail: str
+    fidelity: str
+    cost: str
+    source: str
+
+
+def fidelity_of(claim: Claim, paper: Paper) -> str:
+    """The fidelity of the methods the claim runs, as the claims file records them ('control' for ours)."""
+    labels = []
+    for method in dict.fromkeys(g.method for g in claim.groups):
+        info = paper.methods.get(method)
+        labels.append(f"{method}: {info.get('fidelity', '?')}" if info else f"{method}: not a paper's method")
+    return ", ".join(labels)
+
+
+def make_card(verdict: Verdict, paper: Paper, data: ClaimValues | None, cpu_s: float | None) -> Card:
+    """The card of one verdict; `data` is None where nothing is stored (the lock's reference run: means only)."""
+    claim = verdict.claim
+    fmt = formatter(claim)
+    if data is not None and np.isfinite(data.values).any() and claim.kind != "rate":
+        ours = [f"{label}: {mean_ci(row, fmt)}" for label, row in zip(data.labels, data.values)]
+    elif verdict.ours and claim.kind != "rate" and len(verdict.ours) == len(claim.groups):
+        ours = [f"{g.label()}: {fmt(m)}" for g, m in zip(claim.groups, verdict.ours)]
+    else:
+        ours = [verdict.ours_text or "—"]
+    cost = f"{cpu_s:,.0f} CPU-s" if cpu_s is not None and cpu_s >= 10 else (
+        f"{cpu_s:.1f} CPU-s" if cpu_s is not None else "—")
+    return Card(claim.id, claim.role, verdict.verdict, VERDICT_COLORS[verdict.verdict], claim.statement,
+                claim.scale, claim.kind_label, verdict.paper_text, ours, criterion_words(claim, data, verdict, fmt),
+                verdict.detail, fidelity_of(claim, paper), cost, verdict.source)
+
+
+def chip(verdict: str) -> str:
+    """The verdict as a coloured chip (HTML; the verdict names are ours, never user text)."""
+    return (f"<span style='background:{VERDICT_COLORS[verdict]};color:white;padding:2px 8px;border-radius:10px;"
+            f"font-size:0.85em;white-space:nowrap'>{html.escape(verdict)}</span>")

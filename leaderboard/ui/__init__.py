@@ -1,0 +1,1 @@
+"""The Streamlit pages of the leaderboard (leaderboard/app.py routes to them)."""

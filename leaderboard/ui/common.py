@@ -1,0 +1,85 @@
+"""What every page shares: the cached store, registry and queries, links that stay in the tab, the URL's state,
+and text made safe to render (a statement's `*` or `$` is not Markdown or LaTeX here)."""
+
+from __future__ import annotations
+
+import html
+import os
+import sys
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from bench.registry import Registry
+from bench.store import Store, resolve_url
+
+VIEWS = ("overview", "task", "paper", "runs")
+TTL_S = 10  # new runs appear within this many seconds (or at once with the refresh button)
+# HTML's own characters, and those Streamlit's Markdown would read as emphasis, code, links, tables, headings or
+# LaTeX: each becomes a numeric character reference, in one pass (escaping twice would show the entities)
+_LITERAL = str.maketrans({c: f"&#{ord(c)};" for c in "&<>\"'*_`[]#~|\\$"})
+HIDE_CHROME = """<style>
+[data-testid="stToolbar"], [data-testid="stDeployButton"], .stDeployButton {display: none !important;}
+[data-testid="stElementToolbar"] {top: -2.2rem;}
+.card {border: 1px solid #ddd; border-radius: 8px; padding: 0.6rem 0.8rem; margin-bottom: 0.6rem;
+       overflow-wrap: anywhere;}
+.card .meta {color: #555; font-size: 0.85em;}
+.badge {border: 1px solid #999; border-radius: 6px; padding: 0 6px; font-size: 0.8em; white-space: nowrap;}
+.bar {display: flex; height: 1.1rem; min-width: 6rem; border-radius: 4px; overflow: hidden;}
+.bar span {color: white; font-size: 0.75em; text-align: center; line-height: 1.1rem; overflow: hidden;}
+table.board {width: 100%; border-collapse: collapse;} table.board td, table.board th {padding: 4px 6px;
+  border-bottom: 1px solid #eee; vertical-align: middle; text-align: left;}
+table.board th {white-space: nowrap;}
+@media (max-width: 640px) { .hide-narrow {display: none;} }
+</style>"""
+
+
+def safe(text: str) -> str:
+    """User or claims-file text, shown literally inside st.markdown(..., unsafe_allow_html=True)."""
+    return str(text).translate(_LITERAL) if text else ""
+
+
+def href(view: str, **params) -> str:
+    return "?" + urlencode({"view": view, **{k: v for k, v in params.items() if v not in (None, "")}})
+
+
+def link(text: str, view: str, **params) -> str:
+    """An anchor that opens in this tab (the app's own navigation: Back works, one app instance)."""
+    return f"<a href='{html.escape(href(view, **params), quote=True)}' target='_self'>{safe(text)}</a>"
+
+
+def keep_in_url(view: str, **params) -> None:
+    """Make the URL say what the page shows, so that it can be shared and reloaded."""
+    wanted = {"view": view, **{k: str(v) for k, v in params.items() if v not in (None, "")}}
+    if dict(st.query_params) != wanted:
+        st.query_params.from_dict(wanted)
+
+
+def choice(name: str, allowed: list[str], default: str | None = None) -> str | None:
+    """The URL's `name` if allowed; an unknown one stops the page with a message naming what is allowed."""
+    wanted = st.query_params.get(name)
+    if wanted is None:
+        return default
+    if wanted not in allowed:
+        shown = ", ".join(allowed[:30]) + (" ..." if len(allowed) > 30 else "")
+        st.error(f"unknown {name} {wanted!r}; known: {shown}")
+        st.stop()
+    return wanted
+
+
+def db_url() -> str:
+    """--db URL after `--` on the streamlit command line, else BENCH_DB_URL, else ./bench.db."""
+    args = sys.argv[1:]
+    if "--db" in args and args.index("--db") + 1 < len(args):
+        return args[args.index("--db") + 1]
+    return resolve_url(os.environ.get("BENCH_DB_URL"))
+
+
+@st.cache_resource
+def registry() -> Registry:
+    return Registry.discover()
+
+
+@st.cache_resource
+def store(url: str) -> Store:
+    return Store.open(url, readonly=True)
