@@ -54,3 +54,19 @@ def ablate_and_attack(problem: RefusalProblem, ablate: Ablation, layer: int, n_w
         random_refused[mask] = refusals(problem, [control[i] for i in np.flatnonzero(mask)])
     return {"ablated_refused": refusals(problem, problem.prompts, ablate), "attack_mask": mask,
             "attacked_prompts": tuple(attacked), "attacked_refused": attacked_refused, "random_refused": random_refused}
+
+
+def effect_on_dominant(problem: RefusalProblem, vectors: list[np.ndarray], c1_target: np.ndarray, source: int,
+                       target: int) -> np.ndarray:
+    """Per vector: mean change of h_target·C1 on the harmful test prompts when it is ablated at `source` (projection
+    mode, every position), over the standard deviation of h_target·C1 on all prompts (multi_direction's measure)."""
+    model, tok = problem.finetuned_model, problem.tokenizer
+    formatted = chat_prompts(tok, problem.prompts)
+    clean = stream_states(model, tok, formatted, problem.batch_size, problem.device)[0][target] @ c1_target
+    harm = (problem.split == TEST) & problem.harmful
+    out = []
+    for v in vectors:
+        moved = stream_states(model, tok, formatted, problem.batch_size, problem.device,
+                              Ablation(v[None, :], layers=(source,)))[0][target] @ c1_target
+        out.append(float(np.mean(moved[harm] - clean[harm]) / (clean.std() + 1e-12)))
+    return np.array(out)

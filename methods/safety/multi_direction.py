@@ -40,8 +40,8 @@ import numpy as np
 from bench.context import RunContext
 from bench.registry import method
 from methods.safety._directions import TAUS, components, effective_rank, orient, probe_accuracy, shift_residual
-from methods.safety._hooks import Ablation, stream_states
-from methods.safety._pipeline import REFERENCES, ablate_and_attack, make_ablation
+from methods.safety._hooks import stream_states
+from methods.safety._pipeline import REFERENCES, ablate_and_attack, effect_on_dominant, make_ablation
 from tasks.safety import ANALYSIS, TEST, RefusalProblem, RefusalResult, chat_prompts, threshold_accuracy
 
 SMOKE = {"secondary": 3}
@@ -86,18 +86,9 @@ def secondary_effects(problem: RefusalProblem, dirs: np.ndarray, source: int, ta
     ablating any upstream direction causes. Directions do not cancel each other: the task's metric is the
     largest |mean| over j, so a suppressing direction counts like a promoting one. The scale is the spread of
     h_target·C1 over prompts; on the untreated model (the claim's negative control) C1 is noise with little
-    spread, and the signed effect still reaches 1.14 of it (docs/papers/safety-directions.md)."""
-    model, tok = problem.finetuned_model, problem.tokenizer
-    formatted = chat_prompts(tok, problem.prompts)
-    clean = stream_states(model, tok, formatted, problem.batch_size, problem.device)[0][target] @ dirs[target, 0]
-    harm = (problem.split == TEST) & problem.harmful
-    effects = []
-    for j in range(1, min(k, len(dirs[source]))):
-        edit = Ablation(dirs[source, j][None, :], layers=(source,))          # projection mode, every position
-        moved = stream_states(model, tok, formatted, problem.batch_size, problem.device,
-                              edit)[0][target] @ dirs[target, 0]
-        effects.append(float(np.mean(moved[harm] - clean[harm]) / (clean.std() + 1e-12)))
-    return np.array(effects)
+    spread, and the signed effect still reaches 1.65 of it (docs/papers/safety-directions.md)."""
+    secondary = [dirs[source, j] for j in range(1, min(k, len(dirs[source])))]  # ablated in projection mode
+    return effect_on_dominant(problem, secondary, dirs[target, 0], source, target)
 
 
 def skip(problem, config: Config) -> str | None:
