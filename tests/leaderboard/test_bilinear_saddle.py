@@ -22,8 +22,8 @@ def test_claims_file_is_valid_and_complete():
     assert all(info["fidelity"] and info.get("deviations") for info in paper.methods.values())
     assert paper.methods["bgk_separated"]["fidelity"] == "reconstructed"
     assert all(c.seeds >= 3 and c.scale == "cpu-full" for c in paper.claims)
-    assert len(paper_cells(paper, registry, controls=False)) == 30 * 3
-    assert len(paper_cells(paper, registry)) == 42 * 3  # with the negative controls' cells
+    assert len(paper_cells(paper, registry, controls=False)) == 33 * 3  # with the positive control's optimistic GDA
+    assert len(paper_cells(paper, registry)) == 48 * 3  # with the negative controls' cells and the control's null
 
 
 def _verdicts(stdout: str) -> dict[str, str]:

@@ -17,9 +17,11 @@ def test_claims_file_is_valid_and_complete():
     assert set(paper.methods) == {"dicesgd", "pcsgd", "pcsgd_optimal_step", "pcsgd_nonoptimal_step", "sgd"}
     assert all(info["fidelity"] and info.get("deviations") for info in paper.methods.values())
     assert all(c.seeds >= 20 for c in paper.claims)
-    assert len(paper_cells(paper, registry, controls=False)) == 13 * 20
+    # with the positive controls' PCSGD at c = 10⁶ (β = 0.01, 0.05)
+    assert len(paper_cells(paper, registry, controls=False)) == 15 * 20
     # controls: sgd at β = 0.05, Opt / Non-Opt at β = 0.1 (a = 1, b = 2), the ε sweep's plateau at ε = 10, 100, 1000
-    assert len(paper_cells(paper, registry)) == 19 * 20
+    # and the positive controls' nulls, PCSGD at c = 10 (β = 0.01, 0.05)
+    assert len(paper_cells(paper, registry)) == 23 * 20
 
 
 def _verdicts(stdout: str) -> dict[str, str]:

@@ -19,10 +19,11 @@ def test_claims_file_is_valid():
     assert set(paper.methods) == {"bobw_po", "cmdp_full_feedback", "cmdp_unconstrained_po", "cmdp_primal_dual"}
     assert all(info["fidelity"] and info.get("deviations") for info in paper.methods.values())
     # bobw_po at T = 5000 in both regimes and the unconstrained learner; the regret's rate adds T = 1250, 2500, 10⁴
-    assert len(paper_cells(paper, registry, controls=False)) == 6 * 3
+    # and the positive control's known-model UCB learner at the four horizons
+    assert len(paper_cells(paper, registry, controls=False)) == 10 * 3
     # negative controls: the uniform policy (fixed share σ = 1) in both regimes and at the regret fit's four horizons,
-    # the unconstrained learner adversarially
-    assert len(paper_cells(paper, registry)) == 12 * 3
+    # the unconstrained learner adversarially, and the UCB learner without its bonus at the four horizons
+    assert len(paper_cells(paper, registry)) == 20 * 3
     regret = next(c for c in cpu_claims(paper) if c.id == "stochastic-regret-sqrt-t")
     assert (regret.kind, regret.metric, regret.x_metric) == ("rate", "regret", "horizon")
     cpu = cpu_claims(paper)

@@ -25,8 +25,8 @@ def test_claims_file_is_valid():
     assert all(info["fidelity"] and info.get("deviations") for info in paper.methods.values())
     assert {c.id for c in paper.claims if c.scale == "paper-scale"} == PAPER_SCALE
     assert all(c.differences for c in paper.claims)
-    assert len(set(paper_cells(paper, registry, seeds=1, controls=False))) == 7
-    assert len(set(paper_cells(paper, registry, seeds=1))) == 10   # + the negative controls' untrained and λ_cl = 0
+    assert len(set(paper_cells(paper, registry, seeds=1, controls=False))) == 8  # with the shared-latent oracle
+    assert len(set(paper_cells(paper, registry, seeds=1))) == 12   # + its null (keys permuted) and + the negative controls' untrained and λ_cl = 0
                                                                    # cells
 
 

@@ -8,8 +8,8 @@ from tests.leaderboard.paper_cli import bench
 
 PAPER = "rlhf-clones"
 
-DISTINCT_CELLS = 12
-DISTINCT_CELLS_WITH_CONTROLS = 17  # + the negative controls' MLE ε = 0.03 / 0.01, weighted ε = 0.25 and k = 5 / 10
+DISTINCT_CELLS = 13  # with the positive control's clone_oracle
+DISTINCT_CELLS_WITH_CONTROLS = 19  # + its null (shuffled clones) and + the negative controls' MLE ε = 0.03 / 0.01, weighted ε = 0.25 and k = 5 / 10
                                    # cells
 
 
