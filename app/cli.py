@@ -377,28 +377,39 @@ def status(db: DbOption = None) -> None:
         out.print(f"[red]{run.status}[/red] {run.method} x {run.task} seed={run.seed}: {last[-1] if last else ''}")
 
 
+MetricOption = Annotated[Optional[list[str]], typer.Option(
+    "--metric", help="A metric to rank by (repeatable), or all: every metric the runs stored (default: the family's "
+                     "primary metric).")]
+
+
 @app.command()
-def show(task: Annotated[Optional[str], typer.Option(help="Only this task.")] = None, db: DbOption = None) -> None:
-    """Per task: methods ranked by the primary metric, with mean, std and 95% CI over seeds."""
-    from leaderboard.queries import leaderboard_rows
-    from bench.store import Store
+def show(task: Annotated[Optional[str], typer.Option(help="Only this task.")] = None,
+         metric: MetricOption = None, db: DbOption = None) -> None:
+    """Per task instance and metric: methods ranked, with mean, std and 95% CI over seeds."""
+    from rich.markup import escape
     from rich.table import Table
+
+    from bench.store import Store
+    from leaderboard.export import direction, numbers
+    from leaderboard.queries import leaderboard_rows
 
     registry = _registry()
     if task is not None:
         registry.listing("task", task)
     store = Store.open(db, create=False)
-    groups = leaderboard_rows(store, registry, task=task)
+    groups = leaderboard_rows(store, registry, task=task, metrics=metric)
     if not groups:
         out.print("no finished runs to show")
-    for (task_name, metric), rows in groups.items():
-        table = Table(title=f"{task_name}  ({metric}, {'higher' if rows[0].higher_is_better else 'lower'} is better)",
+    for (instance, name), rows in groups.items():
+        better = "higher" if rows[0].higher_is_better else "lower"
+        table = Table(title=escape(f"{instance}  ({name} {direction(rows[0])}, {better} is better)"),
                       box=None, pad_edge=False, title_justify="left")
-        for col in ("rank", "method", "config", "n", "mean", "std", "95% CI", "hardware"):
+        for col in ("rank", "method", "config", "n", "mean", "std", "95% CI", "hardware", "scale"):
             table.add_column(col)
         for i, row in enumerate(rows, 1):
-            table.add_row(str(i), row.method, row.config_label, str(row.n), f"{row.mean:.4g}", f"{row.std:.2g}",
-                          f"[{row.ci_low:.4g}, {row.ci_high:.4g}]", row.hardware)
+            mean, std, low, high = numbers(row)
+            table.add_row(str(i), escape(row.method), escape(row.config_label), str(row.n), mean, std,
+                          f"[{low}, {high}]", row.hardware, row.scale)
         out.print(table)
 
 
@@ -448,9 +459,10 @@ def export(
     format: Annotated[ExportFormat, typer.Option("--format", help="csv, json, md or latex.")] = ExportFormat.csv,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="File (default: stdout).")] = None,
     task: Annotated[Optional[str], typer.Option(help="Only this task.")] = None,
+    metric: MetricOption = None,
     db: DbOption = None,
 ) -> None:
-    """Export the leaderboard (per task and method: mean, std, CI over seeds)."""
+    """Export the leaderboard (per task instance, method config and metric: mean, std, CI over seeds)."""
     from leaderboard.export import render
     from bench.store import Store
 
@@ -459,7 +471,7 @@ def export(
         registry.listing("task", task)
     if output is not None:
         _check_output(output)
-    text = render(Store.open(db, create=False), registry, format.value, task=task)
+    text = render(Store.open(db, create=False), registry, format.value, task=task, metrics=metric)
     if output is None:
         sys.stdout.write(text)
     else:

@@ -37,20 +37,53 @@ def resolve_address(address: str | None) -> str:
     return address or os.environ.get("RAY_API_SERVER_ADDRESS") or DEFAULT_ADDRESS
 
 
-def client(address: str | None):
-    """A JobSubmissionClient for the head's dashboard address; BenchError if unreachable."""
-    from ray.job_submission import JobSubmissionClient
+def token_source() -> str | None:
+    """Where Ray's client finds an authentication token (as Ray looks: RAY_AUTH_TOKEN, the file RAY_AUTH_TOKEN_PATH
+    names, ~/.ray/auth_token), or None without one."""
+    if os.environ.get("RAY_AUTH_TOKEN"):
+        return "RAY_AUTH_TOKEN"
+    for path in (os.environ.get("RAY_AUTH_TOKEN_PATH"), os.path.expanduser("~/.ray/auth_token")):
+        if path and os.path.isfile(path) and Path(path).read_text().strip():
+            return path
+    return None
 
+
+def use_token_auth() -> str | None:
+    """With a token present and RAY_AUTH_MODE unset, switch this process to token mode (Ray's job client sends
+    the token only then, and does not switch by itself); returns the token's source."""
+    source = token_source()
+    if source is not None and "RAY_AUTH_MODE" not in os.environ:
+        os.environ["RAY_AUTH_MODE"] = "token"
+        try:  # Ray caches its config at import: refresh it, as ray.init() does when it enables token mode
+            from ray._raylet import Config
+
+            Config.initialize("")
+        except (ImportError, AttributeError):
+            pass
+    return source
+
+
+def auth_refused(address: str, source: str | None) -> str:
+    if source is None:
+        return (f"the Ray job API at {address} wants an authentication token and none is here: copy the head's "
+                "~/.ray/auth_token to this machine's ~/.ray/auth_token, or set RAY_AUTH_TOKEN to its contents")
+    return (f"the Ray job API at {address} refused the token from {source}: it is not this head's token (the head "
+            "keeps it in its ~/.ray/auth_token)")
+
+
+def client(address: str | None):
+    """A JobSubmissionClient for the head's dashboard address; BenchError if unreachable or refused."""
     address = resolve_address(address)
     if not address.startswith(("http://", "https://")):
         raise BenchError(f"job address {address!r}: use the head's dashboard URL, e.g. http://HEAD:8265")
+    source = use_token_auth()
     from ray.exceptions import AuthenticationError
+    from ray.job_submission import JobSubmissionClient
 
     try:
         return JobSubmissionClient(address)
     except AuthenticationError:
-        raise BenchError(f"the Ray job API at {address} wants its authentication token: copy the head's "
-                         "~/.ray/auth_token here or set RAY_AUTH_TOKEN (see Ray's token-auth docs)") from None
+        raise BenchError(auth_refused(address, source)) from None
     except (ConnectionError, RuntimeError, ValueError, OSError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise BenchError(f"cannot reach the Ray job API at {address}: {first}") from None

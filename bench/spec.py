@@ -20,6 +20,8 @@ class Metric:
     unit: str = ""
     primary: bool = False
     description: str = ""
+    bounds: tuple[float | None, float | None] | None = None  # the values it can take (None: unbounded that side);
+    # a confidence interval is kept inside them (leaderboard.queries.summarize)
 
 
 @dataclass(frozen=True)

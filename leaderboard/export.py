@@ -1,10 +1,18 @@
-"""The leaderboard as CSV, JSON, Markdown or LaTeX (one row per task instance x method config)."""
+"""The leaderboard as CSV, JSON, Markdown or LaTeX (one row per task instance x method config x metric).
+
+Numbers a reader pastes into a paper: the mean, std and 95 % CI of a row share one number of decimals, set by the
+CI's half-width to two significant figures (a point value, one seed, keeps four significant figures); every row
+says its hardware, its scale (paper-scale where a config names a hub model) and the metric's direction (↑ higher
+is better, ↓ lower); CIs stay inside the metric's declared range (leaderboard.queries.summarize). Rows that tie
+exactly with another of their table (same mean, std and n) are flagged. CSV and JSON keep full precision.
+"""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+import math
 from dataclasses import asdict
 
 from bench.errors import BenchError
@@ -12,64 +20,126 @@ from bench.registry import Registry
 from bench.store import Store
 from leaderboard.queries import BoardRow, leaderboard_rows
 
-COLUMNS = ("task", "task_label", "method", "config_label", "hardware", "metric", "n", "mean", "std", "ci_low",
-           "ci_high", "ci_method")
+COLUMNS = ("task", "task_label", "method", "config_label", "hardware", "scale", "metric", "direction", "n", "mean",
+           "std", "ci_low", "ci_high", "ci_method", "identical_to")
+LATEX_PACKAGES = "booktabs"
 
 
-def _rows(store: Store, registry: Registry, task: str | None) -> list[BoardRow]:
-    return [row for rows in leaderboard_rows(store, registry, task=task).values() for row in rows]
+def _rows(store: Store, registry: Registry, task: str | None, metrics: list[str] | None) -> list[BoardRow]:
+    return [row for rows in leaderboard_rows(store, registry, task=task, metrics=metrics).values() for row in rows]
+
+
+def direction(row: BoardRow) -> str:
+    return "↑" if row.higher_is_better else "↓"
+
+
+def decimals(row: BoardRow) -> int | None:
+    """Decimals that show the CI's half-width to two significant figures; None for a point (one seed)."""
+    half = max(row.mean - row.ci_low, row.ci_high - row.mean)
+    if not (math.isfinite(half) and half > 0):
+        return None
+    return min(12, max(0, 1 - math.floor(math.log10(half))))
+
+
+def numbers(row: BoardRow) -> tuple[str, str, str, str]:
+    """(mean, std, ci_low, ci_high) as text, with one number of decimals for the row."""
+    places = decimals(row)
+    if places is None:
+        text = f"{row.mean:.4g}"
+        return text, f"{row.std:.2g}", text, text
+    return tuple(f"{x:.{places}f}" for x in (row.mean, row.std, row.ci_low, row.ci_high))
+
+
+def identical(rows: list[BoardRow]) -> dict[int, str]:
+    """Row index -> the label of an earlier row of the same task instance and metric with exactly the same mean,
+    std and n (two settings that give bit-identical results deserve a second look)."""
+    seen: dict[tuple, str] = {}
+    flags = {}
+    for i, r in enumerate(rows):
+        key = (r.task, r.task_label, r.metric, r.n, r.mean, r.std)
+        label = r.method + (f" ({r.config_label})" if r.config_label else "")
+        if key in seen and r.n > 0:
+            flags[i] = seen[key]
+        seen.setdefault(key, label)
+    return flags
+
+
+def _record(row: BoardRow, flag: str) -> dict:
+    return {**{k: v for k, v in asdict(row).items() if k in COLUMNS}, "direction": direction(row), "identical_to": flag}
 
 
 def to_csv(rows: list[BoardRow]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
-    for row in rows:
-        writer.writerow(asdict(row))
+    flags = identical(rows)
+    for i, row in enumerate(rows):
+        writer.writerow(_record(row, flags.get(i, "")))
     return buffer.getvalue()
 
 
 def to_json(rows: list[BoardRow]) -> str:
-    return json.dumps([{k: v for k, v in asdict(r).items() if k in COLUMNS} for r in rows], indent=2) + "\n"
+    flags = identical(rows)
+    return json.dumps([_record(r, flags.get(i, "")) for i, r in enumerate(rows)], indent=2, ensure_ascii=False) + "\n"
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.4g}"
+def _label(row: BoardRow, flags: dict[int, str], i: int) -> str:
+    method = row.method + (f" ({row.config_label})" if row.config_label else "")
+    return method + (f" [= {flags[i]}]" if i in flags else "")
 
 
 def to_markdown(rows: list[BoardRow]) -> str:
-    lines = ["| task | method | config | metric | n | mean | std | 95% CI |", "|---|---|---|---|---:|---:|---:|---|"]
-    for r in rows:
+    lines = ["| task | method | metric | n | mean | std | 95% CI | hardware | scale |",
+             "|---|---|---|---:|---:|---:|---|---|---|"]
+    flags = identical(rows)
+    for i, r in enumerate(rows):
         task = r.task + (f" ({r.task_label})" if r.task_label else "")
-        lines.append(f"| {task} | {r.method} | {r.config_label} | {r.metric} | {r.n} | {_fmt(r.mean)} | "
-                     f"{_fmt(r.std)} | [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}] |")
+        mean, std, low, high = numbers(r)
+        lines.append(f"| {task} | {_label(r, flags, i)} | {r.metric} {direction(r)} | {r.n} | {mean} | {std} | "
+                     f"[{low}, {high}] | {r.hardware} | {r.scale} |")
+    lines.append("")
+    lines.append("95% CI over seeds (Student t; a percentile bootstrap for skewed values or an interval that would "
+                 "leave the metric's range); ↑ higher is better, ↓ lower; [= X]: the same numbers as X.")
     return "\n".join(lines) + "\n"
 
 
 _TEX_ESCAPES = str.maketrans({"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#",
                                "$": r"\$", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}"})
+_TEX_SYMBOLS = {"↑": r"$\uparrow$", "↓": r"$\downarrow$"}
 
 
 def _tex(text: str) -> str:
-    return text.translate(_TEX_ESCAPES)
+    text = text.translate(_TEX_ESCAPES)
+    for symbol, command in _TEX_SYMBOLS.items():
+        text = text.replace(symbol, command)
+    return text
 
 
 def to_latex(rows: list[BoardRow]) -> str:
-    lines = [r"\begin{tabular}{lllrrrl}", r"\toprule",
-             r"Task & Method & Metric & $n$ & Mean & Std & 95\% CI \\", r"\midrule"]
-    for r in rows:
+    """A table environment with caption and label (needs \\usepackage{booktabs}); pdflatex compiles it."""
+    tasks = sorted({r.task for r in rows})
+    lines = [f"% needs \\usepackage{{{LATEX_PACKAGES}}} in the preamble", r"\begin{table}[t]", r"\centering",
+             r"\begin{tabular}{llllrrrll}", r"\toprule",
+             r"Task & Method & Metric & & $n$ & Mean & Std & 95\% CI & Hardware, scale \\", r"\midrule"]
+    flags = identical(rows)
+    for i, r in enumerate(rows):
         task = r.task + (f" ({r.task_label})" if r.task_label else "")
-        method = r.method + (f" ({r.config_label})" if r.config_label else "")
-        lines.append(f"{_tex(task)} & {_tex(method)} & {_tex(r.metric)} & {r.n} & {_fmt(r.mean)} & {_fmt(r.std)} & "
-                     f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}] \\\\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
+        mean, std, low, high = numbers(r)
+        lines.append(f"{_tex(task)} & {_tex(_label(r, flags, i))} & {_tex(r.metric)} & {_tex(direction(r))} & {r.n} & "
+                     f"{mean} & {std} & [{low}, {high}] & {_tex(r.hardware)}, {_tex(r.scale)} \\\\")
+    lines += [r"\bottomrule", r"\end{tabular}",
+              r"\caption{" + _tex(f"Reproduced results on {', '.join(tasks) or 'no task'}: mean, standard "
+                                  "deviation and 95% confidence interval over seeds (") + r"$\uparrow$"
+              + _tex(" higher is better, ") + r"$\downarrow$" + _tex(" lower; [= X]: the same numbers as X).") + "}",
+              r"\label{tab:" + "-".join(t.replace("_", "-") for t in tasks[:3]) + "}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 
 
 RENDERERS = {"csv": to_csv, "json": to_json, "md": to_markdown, "latex": to_latex}
 
 
-def render(store: Store, registry: Registry, fmt: str, task: str | None = None) -> str:
+def render(store: Store, registry: Registry, fmt: str, task: str | None = None,
+           metrics: list[str] | None = None) -> str:
     if fmt not in RENDERERS:
         raise BenchError(f"unknown export format {fmt!r}; allowed: {', '.join(RENDERERS)}")
-    return RENDERERS[fmt](_rows(store, registry, task))
+    return RENDERERS[fmt](_rows(store, registry, task, metrics))

@@ -18,6 +18,7 @@ from sqlalchemy import func, select
 from bench.errors import BenchError
 from bench.models import CurvePoint, Environment, MetricValue, Run
 from bench.registry import Registry
+from bench.spec import Metric
 from bench.store import Store
 
 SKEW_FOR_BOOTSTRAP = 1.0  # |sample skewness| above this: percentile bootstrap ...
@@ -45,8 +46,18 @@ def skewness(x: np.ndarray) -> float:
     return float(np.mean(centred**3) / np.mean(centred**2) ** 1.5)
 
 
-def summarize(values: Iterable[float]) -> Summary:
-    """Student-t 95% interval over seeds; a percentile bootstrap when the values are skewed.
+def outside(low: float, high: float, bounds: tuple[float | None, float | None] | None) -> bool:
+    """An interval that leaves a metric's declared range (Metric.bounds)."""
+    if bounds is None:
+        return False
+    lo, hi = bounds
+    return (lo is not None and low < lo) or (hi is not None and high > hi)
+
+
+def summarize(values: Iterable[float], bounds: tuple[float | None, float | None] | None = None) -> Summary:
+    """Student-t 95% interval over seeds; a percentile bootstrap when the values are skewed, or when the t interval
+    leaves the metric's declared range (an accuracy's [0.984, 1.001]): the bootstrap's interval lies within the
+    values' own range. Below 5 seeds, where a bootstrap is too coarse, such an interval is clipped to the range.
 
     n = 1 gives a point with std 0. The bootstrap is seeded, so the same values always give
     the same interval.
@@ -61,12 +72,17 @@ def summarize(values: Iterable[float]) -> Summary:
     if n == 1:
         return Summary(1, mean, 0.0, mean, mean, "point")
     std = float(x.std(ddof=1))
-    if n in BOOTSTRAP_SEEDS and abs(skewness(x)) > SKEW_FOR_BOOTSTRAP:
+    half = float(stdtrit(n - 1, 0.975)) * std / math.sqrt(n)
+    leaves = outside(mean - half, mean + half, bounds)
+    if n in BOOTSTRAP_SEEDS and (abs(skewness(x)) > SKEW_FOR_BOOTSTRAP or leaves):
         rng = np.random.default_rng(0)
         means = x[rng.integers(n, size=(BOOTSTRAP_RESAMPLES, n))].mean(axis=1)
         low, high = np.quantile(means, [0.025, 0.975])
         return Summary(n, mean, std, float(low), float(high), "bootstrap")
-    half = float(stdtrit(n - 1, 0.975)) * std / math.sqrt(n)
+    if leaves:
+        lo, hi = bounds
+        return Summary(n, mean, std, max(mean - half, lo if lo is not None else -math.inf),
+                       min(mean + half, hi if hi is not None else math.inf), "t, clipped to range")
     return Summary(n, mean, std, mean - half, mean + half, "t")
 
 
@@ -119,11 +135,13 @@ class BoardRow:
     ci_method: str
     setting_key: str = ""
     task_config: str = "{}"  # canonical JSON of the full task config
+    scale: str = "cpu-scale"  # "paper-scale" where a config names a hub model
 
 
-def summary_from_sums(n: int, s1: float, s2: float, s3: float) -> Summary | None:
-    """The t interval from Σx, Σx², Σx³ (what SQL aggregates); None when the values are skewed
-    enough that the caller must fetch them for a bootstrap (see `summarize`)."""
+def summary_from_sums(n: int, s1: float, s2: float, s3: float,
+                      bounds: tuple[float | None, float | None] | None = None) -> Summary | None:
+    """The t interval from Σx, Σx², Σx³ (what SQL aggregates); None when the values are skewed enough, or the
+    interval leaves the metric's range, so that the caller must fetch them (see `summarize`)."""
     from scipy.special import stdtrit
 
     mean = s1 / n
@@ -135,15 +153,41 @@ def summary_from_sums(n: int, s1: float, s2: float, s3: float) -> Summary | None
         return None
     std = math.sqrt(m2 * n / (n - 1))
     half = float(stdtrit(n - 1, 0.975)) * std / math.sqrt(n)
+    if outside(mean - half, mean + half, bounds):
+        return None
     return Summary(n, mean, std, mean - half, mean + half, "t")
 
 
-def _primary(registry: Registry, task: str) -> tuple[str, bool] | None:
+ALL_METRICS = "all"
+
+
+def _metrics(connection, registry: Registry, task: str, wanted: Iterable[str] | None) -> list[tuple[str, Metric]]:
+    """The metrics to rank `task` by: the family's primary one (wanted None), every declared metric its runs
+    stored ("all"), or the names given (a name the family does not declare is an error naming the allowed)."""
     try:
         family = registry.declared_metrics(registry.listing("task", task).family)
     except BenchError:
-        return None  # a task no longer registered: nothing to rank it by
-    return family.primary_metric, family.metrics[family.primary_metric].higher_is_better
+        return []  # a task no longer registered: nothing to rank it by
+    if wanted is None:
+        return [(family.primary_metric, family.metrics[family.primary_metric])]
+    wanted = list(wanted)
+    if ALL_METRICS in wanted:
+        stored = connection.execute(select(MetricValue.name).join(Run, MetricValue.run_key == Run.run_key)
+                                    .where(Run.task == task, Run.status == "done").distinct()).scalars()
+        return [(name, family.metric(name)) for name in sorted(stored) if family.metric(name) is not None]
+    unknown = [name for name in wanted if family.metric(name) is None]
+    if unknown:
+        allowed = [*family.metrics, *(f"{prefix}*" for prefix in family.metric_prefixes), ALL_METRICS]
+        raise BenchError(f"unknown metric(s) {', '.join(unknown)} for task {task}; allowed: {', '.join(allowed)}")
+    return [(name, family.metric(name)) for name in wanted]
+
+
+def scale_of(method_config: dict[str, Any], task_config: dict[str, Any]) -> str:
+    """"paper-scale" where a config names a hub model (the paper's setting), else "cpu-scale" (our down-scaling)."""
+    from leaderboard.claims import looks_like_hub_id
+
+    hub = any(looks_like_hub_id(v) for v in (*method_config.values(), *task_config.values()))
+    return "paper-scale" if hub else "cpu-scale"
 
 
 def _setting_stats(connection, task: str, metric: str, hardware: str | None, min_seeds: int) -> list[Any]:
@@ -167,34 +211,37 @@ def _setting_values(connection, setting: str, metric: str) -> list[float]:
 
 
 def leaderboard_rows(store: Store, registry: Registry, task: str | None = None, hardware: str | None = None,
-                     min_seeds: int = 1) -> dict[tuple[str, str], list[BoardRow]]:
-    """Per (task instance, primary metric): methods ranked best first, with mean/std/CI over seeds.
+                     min_seeds: int = 1, metrics: Iterable[str] | None = None
+                     ) -> dict[tuple[str, str], list[BoardRow]]:
+    """Per (task instance, metric): methods ranked best first, with mean/std/CI over seeds. `metrics`: None for the
+    family's primary metric, names, or "all" (every declared metric the task's runs stored).
 
-    Aggregated in SQL by setting (GROUP BY setting_key); only skewed settings fetch their values.
+    Aggregated in SQL by setting (GROUP BY setting_key); only skewed settings, and intervals that leave the
+    metric's declared range, fetch their values.
     """
     board: dict[tuple[str, str], list[BoardRow]] = {}
     with store.engine.connect() as connection:
         tasks = [task] if task is not None else list(connection.execute(select(Run.task).distinct()).scalars())
         for task_name in tasks:
-            primary = _primary(registry, task_name)
-            if primary is None:
-                continue
-            metric, higher = primary
-            stats = _setting_stats(connection, task_name, metric, hardware, min_seeds)
-            if not stats:
-                continue
-            configs = {r.run_key: r for r in connection.execute(
-                select(Run.run_key, Run.method_config, Run.task_config).where(Run.run_key.in_([s[7] for s in stats])))}
-            task_defaults = defaults_of(registry, "task", task_name)
-            for setting, method, hw, n, s1, s2, s3, example in stats:
-                summary = summary_from_sums(n, s1, s2, s3) or summarize(_setting_values(connection, setting, metric))
-                task_config = configs[example].task_config
-                task_label = config_label(task_config, task_defaults)
-                row = BoardRow(task_name, task_label, method,
-                               config_label(configs[example].method_config, defaults_of(registry, "method", method)),
-                               hw, metric, higher, summary.n, summary.mean, summary.std, summary.ci_low,
-                               summary.ci_high, summary.ci_method, setting, json.dumps(task_config, sort_keys=True))
-                board.setdefault((task_name + (f" [{task_label}]" if task_label else ""), metric), []).append(row)
+            for metric, declared in _metrics(connection, registry, task_name, metrics):
+                stats = _setting_stats(connection, task_name, metric, hardware, min_seeds)
+                if not stats:
+                    continue
+                configs = {r.run_key: r for r in connection.execute(
+                    select(Run.run_key, Run.method_config, Run.task_config)
+                    .where(Run.run_key.in_([s[7] for s in stats])))}
+                task_defaults = defaults_of(registry, "task", task_name)
+                for setting, method, hw, n, s1, s2, s3, example in stats:
+                    summary = (summary_from_sums(n, s1, s2, s3, declared.bounds)
+                               or summarize(_setting_values(connection, setting, metric), declared.bounds))
+                    method_config, task_config = configs[example].method_config, configs[example].task_config
+                    task_label = config_label(task_config, task_defaults)
+                    row = BoardRow(task_name, task_label, method,
+                                   config_label(method_config, defaults_of(registry, "method", method)),
+                                   hw, metric, declared.higher_is_better, summary.n, summary.mean, summary.std,
+                                   summary.ci_low, summary.ci_high, summary.ci_method, setting,
+                                   json.dumps(task_config, sort_keys=True), scale_of(method_config, task_config))
+                    board.setdefault((task_name + (f" [{task_label}]" if task_label else ""), metric), []).append(row)
     for rows in board.values():
         rows.sort(key=lambda r: -r.mean if r.higher_is_better else r.mean)
     return dict(sorted(board.items()))

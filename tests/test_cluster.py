@@ -133,3 +133,24 @@ def test_submission_errors_are_one_line(ray_head):
     assert job_entrypoint(["grid", "--runner", "local"]) == "python -m bench grid --runner local"
     with pytest.raises(BenchError, match="nothing to submit"):
         job_entrypoint([])
+
+
+def test_a_token_present_turns_on_rays_token_mode_and_errors_name_what_is_missing(tmp_path, monkeypatch):
+    from app.cluster import auth_refused, token_source, use_token_auth
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "RAY_AUTH_MODE"):
+        monkeypatch.delenv(name, raising=False)
+    assert token_source() is None and use_token_auth() is None and "RAY_AUTH_MODE" not in os.environ
+    assert "none is here: copy the head's ~/.ray/auth_token" in auth_refused("http://h:8265", None)
+
+    (tmp_path / ".ray").mkdir()
+    (tmp_path / ".ray" / "auth_token").write_text("abc\n")
+    assert use_token_auth() == str(tmp_path / ".ray" / "auth_token") and os.environ["RAY_AUTH_MODE"] == "token"
+    monkeypatch.setenv("RAY_AUTH_TOKEN", "xyz")
+    assert token_source() == "RAY_AUTH_TOKEN"
+    assert "refused the token from RAY_AUTH_TOKEN: it is not this head's token" in auth_refused("http://h:8265",
+                                                                                                "RAY_AUTH_TOKEN")
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # an explicit mode is kept
+    use_token_auth()
+    assert os.environ["RAY_AUTH_MODE"] == "disabled"

@@ -89,22 +89,23 @@ class Result:
 
 METRICS = {
     "abs_error_to_exact": Metric(False, "nats", True, "|KL of the method − exact KL(π_n‖π)|; for a trade-off policy, "
-                                 "how far its KL is from best-of-n's"),
+                                 "how far its KL is from best-of-n's", bounds=(0.0, None)),
     "error_to_exact": Metric(False, "nats", False, "KL of the method − exact KL(π_n‖π), signed "
                              "(estimator ≥ 0: Conjecture 4.4)"),
-    "kl_estimate": Metric(False, "nats", False, "the method's KL (of its policy, when it has one)"),
-    "kl_exact": Metric(False, "nats", False, "KL(π_n‖π) from the closed-form PMF"),
-    "kl_formula": Metric(False, "nats", False, "log n − (n−1)/n, the analytical formula"),
+    "kl_estimate": Metric(False, "nats", False, "the method's KL (of its policy, when it has one)", bounds=(0.0, None)),
+    "kl_exact": Metric(False, "nats", False, "KL(π_n‖π) from the closed-form PMF", bounds=(0.0, None)),
+    "kl_formula": Metric(False, "nats", False, "log n − (n−1)/n, the analytical formula", bounds=(0.0, None)),
     "gap_to_formula_bound": Metric(True, "nats", False, "log n − (n−1)/n − KL(π_n‖π); ≥ 0 by Theorem 3.1"),
     "gap_bound_renyi": Metric(False, "nats", False, "2n(n−1)·e^{−H₂}, the Rényi-2 upper bound on that gap "
-                              "(secondary source)"),
-    "renyi2_entropy": Metric(True, "nats", False, "H₂ = −log Σ π(y)² of the reference (absent when continuous)"),
-    "win_rate": Metric(True, "", False, "the method's win rate P(y ≻ z) + ½P(y = z), z ~ π"),
-    "win_rate_exact": Metric(True, "", False, "win rate of the best-of-n policy, closed form"),
-    "win_rate_bound": Metric(True, "", False, "n/(n+1), Theorem 5.3's upper bound"),
+                              "(secondary source)", bounds=(0.0, None)),
+    "renyi2_entropy": Metric(True, "nats", False, "H₂ = −log Σ π(y)² of the reference (absent when continuous)",
+                             bounds=(0.0, None)),
+    "win_rate": Metric(True, "", False, "the method's win rate P(y ≻ z) + ½P(y = z), z ~ π", bounds=(0.0, 1.0)),
+    "win_rate_exact": Metric(True, "", False, "win rate of the best-of-n policy, closed form", bounds=(0.0, 1.0)),
+    "win_rate_bound": Metric(True, "", False, "n/(n+1), Theorem 5.3's upper bound", bounds=(0.0, 1.0)),
     "win_rate_gap_to_bound": Metric(False, "", False, "n/(n+1) − best-of-n's win rate; ≥ 0 by Theorem 5.3"),
     "win_rate_gap_bound_renyi": Metric(False, "", False, "((n−1)/2)·e^{−H₂}, upper bound on that gap "
-                                       "(secondary source)"),
+                                       "(secondary source)", bounds=(0.0, None)),
     "win_rate_advantage": Metric(True, "", False, "the method's win rate − best-of-n's "
                                  "(trade-off methods: at best-of-n's KL)"),
     "strength": Metric(False, "", False, "β of the KL-regularised optimum or p of rewind-and-repeat"),

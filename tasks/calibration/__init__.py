@@ -51,20 +51,23 @@ class CalibrationResult:
 
 
 METRICS = {
-    "ece_after": Metric(False, "", True, "expected calibration error (15 bins, letters renormalised) after tuning"),
-    "ece_before": Metric(False, "", False, "the same for the pre-trained model"),
+    "ece_after": Metric(False, "", True, "expected calibration error (15 bins, letters renormalised) after tuning",
+                        bounds=(0.0, 1.0)),
+    "ece_before": Metric(False, "", False, "the same for the pre-trained model", bounds=(0.0, 1.0)),
     "ece_increase": Metric(False, "", False, "ece_after − ece_before: the calibration lost to tuning"),
-    "rms_ce_after": Metric(False, "", False, "RMS calibration error after tuning"),
-    "rms_ce_before": Metric(False, "", False, "RMS calibration error before tuning"),
-    "accuracy_after": Metric(True, "", False, "multiple-choice accuracy after tuning"),
-    "accuracy_before": Metric(True, "", False, "multiple-choice accuracy before tuning"),
-    "confidence_after": Metric(False, "", False, "mean confidence after tuning (compare with accuracy_after)"),
-    "confidence_before": Metric(False, "", False, "mean confidence before tuning"),
+    "rms_ce_after": Metric(False, "", False, "RMS calibration error after tuning", bounds=(0.0, 1.0)),
+    "rms_ce_before": Metric(False, "", False, "RMS calibration error before tuning", bounds=(0.0, 1.0)),
+    "accuracy_after": Metric(True, "", False, "multiple-choice accuracy after tuning", bounds=(0.0, 1.0)),
+    "accuracy_before": Metric(True, "", False, "multiple-choice accuracy before tuning", bounds=(0.0, 1.0)),
+    "confidence_after": Metric(False, "", False, "mean confidence after tuning (compare with accuracy_after)",
+                               bounds=(0.0, 1.0)),
+    "confidence_before": Metric(False, "", False, "mean confidence before tuning", bounds=(0.0, 1.0)),
     "ece_full_vocab_after": Metric(False, "", False, "ECE with the letter's full-vocabulary softmax as confidence, "
-                                   "after"),
-    "ece_full_vocab_before": Metric(False, "", False, "the same before tuning"),
-    "bayes_accuracy": Metric(True, "", False, "accuracy of the true distributions' mode (the best possible)"),
-    "sft_final_loss": Metric(False, "nats", False, "the method's SFT objective on its last step"),
+                                   "after", bounds=(0.0, 1.0)),
+    "ece_full_vocab_before": Metric(False, "", False, "the same before tuning", bounds=(0.0, 1.0)),
+    "bayes_accuracy": Metric(True, "", False, "accuracy of the true distributions' mode (the best possible)",
+                             bounds=(0.0, 1.0)),
+    "sft_final_loss": Metric(False, "nats", False, "the method's SFT objective on its last step", bounds=(0.0, None)),
 }
 
 

@@ -73,16 +73,21 @@ class Result:
 
 
 METRICS = {
-    "f1": Metric(True, "", True, "F1 of directed edges (gcastle MetricsDAG; an undirected edge counts both ways)"),
+    "f1": Metric(True, "", True, "F1 of directed edges (gcastle MetricsDAG; an undirected edge counts both ways)",
+                 bounds=(0.0, 1.0)),
     "shd": Metric(False, "edges", False, "structural Hamming distance "
-                  "(gcastle: reversals count once, undirected-on-true-edge 0)"),
-    "precision": Metric(True, "", False, "true directed edges / predicted directed edges"),
-    "recall": Metric(True, "", False, "true directed edges found / true edges"),
-    "sid": Metric(False, "pairs", False, "structural intervention distance (DAG estimates, small d)"),
-    "rev": Metric(False, "pairs", False, "Rev(G, π): ancestor-descendant pairs the order reverses (order methods)"),
-    "rev_rate": Metric(False, "", False, "rev / number of ancestor-descendant pairs of the true DAG"),
-    "n_edges": Metric(False, "edges", False, "number of edges in the estimate (undirected counted once)"),
-    "runtime_s": Metric(False, "s", False, "wall time of the method's solve"),
+                  "(gcastle: reversals count once, undirected-on-true-edge 0)", bounds=(0.0, None)),
+    "precision": Metric(True, "", False, "true directed edges / predicted directed edges", bounds=(0.0, 1.0)),
+    "recall": Metric(True, "", False, "true directed edges found / true edges", bounds=(0.0, 1.0)),
+    "sid": Metric(False, "pairs", False, "structural intervention distance (DAG estimates, small d)",
+                  bounds=(0.0, None)),
+    "rev": Metric(False, "pairs", False, "Rev(G, π): ancestor-descendant pairs the order reverses (order methods)",
+                  bounds=(0.0, None)),
+    "rev_rate": Metric(False, "", False, "rev / number of ancestor-descendant pairs of the true DAG",
+                       bounds=(0.0, 1.0)),
+    "n_edges": Metric(False, "edges", False, "number of edges in the estimate (undirected counted once)",
+                      bounds=(0.0, None)),
+    "runtime_s": Metric(False, "s", False, "wall time of the method's solve", bounds=(0.0, None)),
 }
 
 

@@ -73,12 +73,14 @@ METRICS = {
     "regret_slope": Metric(False, "", False, "log-log slope of max(1, R_t) over t ∈ [T/10, T]"),
     "violation_slope": Metric(False, "", False, "log-log slope of max(1, V_t) over t ∈ [T/10, T]"),
     "reward_ratio": Metric(True, "", False, "Σ_t r_tᵀq^{π_t} / (T·OPT), fraction of the optimal reward"),
-    "ratio_bound": Metric(True, "", False, "ρ/(ρ+L), the adversarial-regime guarantee on reward_ratio"),
+    "ratio_bound": Metric(True, "", False, "ρ/(ρ+L), the adversarial-regime guarantee on reward_ratio",
+                          bounds=(0.0, 1.0)),
     "reward_ratio_margin": Metric(True, "", False, "reward_ratio − ρ/(ρ+L) (≥ 0 when the guarantee holds)"),
-    "max_lambda": Metric(False, "", False, "max_t ‖λ_t‖_∞ (0 for methods without multipliers)"),
-    "lambda_bound": Metric(False, "", False, "Λ = 112·m·L²/ρ², the claimed multiplier bound"),
-    "rho": Metric(True, "", False, "ρ, Slater parameter of the (averaged) instance"),
-    "horizon": Metric(True, "", False, "T, the number of episodes (the x of rates fitted across horizons)"),
+    "max_lambda": Metric(False, "", False, "max_t ‖λ_t‖_∞ (0 for methods without multipliers)", bounds=(0.0, None)),
+    "lambda_bound": Metric(False, "", False, "Λ = 112·m·L²/ρ², the claimed multiplier bound", bounds=(0.0, None)),
+    "rho": Metric(True, "", False, "ρ, Slater parameter of the (averaged) instance", bounds=(0.0, None)),
+    "horizon": Metric(True, "", False, "T, the number of episodes (the x of rates fitted across horizons)",
+                      bounds=(0.0, None)),
 }
 
 

@@ -63,16 +63,22 @@ class DecodingResult:
 
 METRICS = {
     "target_calls_per_token": Metric(False, "", True,
-                                     "target forward passes per generated token (1 for autoregressive)"),
-    "acceptance_rate": Metric(True, "", False, "accepted / drafted draft tokens, in target tokens"),
-    "tokens_per_call": Metric(True, "", False, "generated tokens per target forward pass (block efficiency)"),
-    "drafter_calls_per_token": Metric(False, "", False, "drafter forward passes per generated token"),
-    "tokens_per_second": Metric(True, "tok/s", False, "generated tokens per second of wall clock"),
-    "speedup": Metric(True, "x", False, "tok/s over the target-only greedy decoding timed when the task was built"),
-    "modelled_speedup": Metric(True, "x", False, "tokens / (target calls + c_D/c_T · drafter calls)"),
+                                     "target forward passes per generated token (1 for autoregressive)",
+                                         bounds=(0.0, None)),
+    "acceptance_rate": Metric(True, "", False, "accepted / drafted draft tokens, in target tokens", bounds=(0.0, 1.0)),
+    "tokens_per_call": Metric(True, "", False, "generated tokens per target forward pass (block efficiency)",
+                              bounds=(0.0, None)),
+    "drafter_calls_per_token": Metric(False, "", False, "drafter forward passes per generated token",
+                                      bounds=(0.0, None)),
+    "tokens_per_second": Metric(True, "tok/s", False, "generated tokens per second of wall clock", bounds=(0.0, None)),
+    "speedup": Metric(True, "x", False, "tok/s over the target-only greedy decoding timed when the task was built",
+                      bounds=(0.0, None)),
+    "modelled_speedup": Metric(True, "x", False, "tokens / (target calls + c_D/c_T · drafter calls)",
+                               bounds=(0.0, None)),
     "greedy_exact_match": Metric(True, "", False,
-                                 "greedy only: fraction of prompts whose output equals the target's own greedy output"),
-    "new_tokens": Metric(True, "", False, "tokens generated over all prompts"),
+                                 "greedy only: fraction of prompts whose output equals the target's own greedy output",
+                                     bounds=(0.0, 1.0)),
+    "new_tokens": Metric(True, "", False, "tokens generated over all prompts", bounds=(0.0, None)),
 }
 
 

@@ -55,9 +55,11 @@ class Result:
 
 
 METRICS = {
-    "coef_error": Metric(False, "", True, "‖β̂ − β‖₂, distance to the target's true coefficients"),
-    "test_accuracy": Metric(True, "", False, "accuracy of sign(xᵀβ̂) on the test sample (classification)"),
-    "test_r2": Metric(True, "", False, "out-of-sample R² = 1 − Σ(y − xᵀβ̂)²/Σ(y − ȳ)² (regression)"),
+    "coef_error": Metric(False, "", True, "‖β̂ − β‖₂, distance to the target's true coefficients", bounds=(0.0, None)),
+    "test_accuracy": Metric(True, "", False, "accuracy of sign(xᵀβ̂) on the test sample (classification)",
+                            bounds=(0.0, 1.0)),
+    "test_r2": Metric(True, "", False, "out-of-sample R² = 1 − Σ(y − xᵀβ̂)²/Σ(y − ȳ)² (regression)",
+                      bounds=(None, 1.0)),
     "oracle_score": Metric(True, "", False, "test accuracy or R² of the true β (the ceiling of the instance)"),
 }
 

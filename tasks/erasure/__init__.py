@@ -100,13 +100,15 @@ RESOURCES = Resources(cpus=1.0, gpus=0.0, memory_gb=2.0)
 
 METRICS = {
     "concept_rate": Metric(False, "", True, "fraction of concept-prompt generations the frozen classifier labels "
-                           "as the erased concept"),
-    "synonym_rate": Metric(False, "", False, "the same for prompts that name the concept by a synonym"),
-    "shuffled_rate": Metric(False, "", False, "the same for concept prompts with shuffled word order"),
+                           "as the erased concept", bounds=(0.0, 1.0)),
+    "synonym_rate": Metric(False, "", False, "the same for prompts that name the concept by a synonym",
+                           bounds=(0.0, 1.0)),
+    "shuffled_rate": Metric(False, "", False, "the same for concept prompts with shuffled word order",
+                            bounds=(0.0, 1.0)),
     "preserve_accuracy": Metric(True, "", False, "fraction of generations for preserved concepts classified "
-                                "as their own class"),
+                                "as their own class", bounds=(0.0, 1.0)),
     "feature_fd": Metric(False, "", False, "Fréchet distance of classifier features, edited vs original model, "
-                         "preserved prompts (same noise)"),
+                         "preserved prompts (same noise)", bounds=(0.0, None)),
 }
 
 

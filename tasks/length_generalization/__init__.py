@@ -128,25 +128,25 @@ class LMResult:
 
 METRICS = {
     "long_length_loss": Metric(False, "", True, "loss at the longest evaluation length: next-token NLL in "
-                               "nats/token (LM) or MSE (synthetic regression)"),
-    "train_length_loss": Metric(False, "", False, "the same loss at the (longest) training length"),
+                               "nats/token (LM) or MSE (synthetic regression)", bounds=(0.0, None)),
+    "train_length_loss": Metric(False, "", False, "the same loss at the (longest) training length", bounds=(0.0, None)),
     "length_gap": Metric(False, "", False, "long_length_loss − train_length_loss (the length-generalisation error)"),
-    "loss_ratio": Metric(False, "", False, "long_length_loss / train_length_loss"),
+    "loss_ratio": Metric(False, "", False, "long_length_loss / train_length_loss", bounds=(0.0, None)),
     "long_length_accuracy": Metric(True, "", False, "top-1 next-token accuracy (LM) or fraction within tolerance "
-                                   "(regression) at the longest evaluation length"),
-    "train_length_accuracy": Metric(True, "", False, "the same accuracy at the training length"),
-    "long_length_perplexity": Metric(False, "", False, "exp(long_length_loss) (LM)"),
-    "train_length_perplexity": Metric(False, "", False, "exp(train_length_loss) (LM)"),
+                                   "(regression) at the longest evaluation length", bounds=(0.0, 1.0)),
+    "train_length_accuracy": Metric(True, "", False, "the same accuracy at the training length", bounds=(0.0, 1.0)),
+    "long_length_perplexity": Metric(False, "", False, "exp(long_length_loss) (LM)", bounds=(1.0, None)),
+    "train_length_perplexity": Metric(False, "", False, "exp(train_length_loss) (LM)", bounds=(1.0, None)),
     "long_length_excess_loss": Metric(False, "nats", False, "long_length_loss minus the Bayes-optimal NLL (LM)"),
     "misalignment": Metric(False, "nats", False, "Long-Short Misalignment E SCE(g(x[−l1:]), g(x[−l2:])), "
-                           "l1, l2 in [l_train/2, l_train] (LM)"),
+                           "l1, l2 in [l_train/2, l_train] (LM)", bounds=(0.0, None)),
     "corr_misalignment_long_loss": Metric(True, "", False, "Pearson correlation across checkpoints of the misalignment "
-                                          "with long_length_loss (LM)"),
+                                          "with long_length_loss (LM)", bounds=(-1.0, 1.0)),
     "corr_train_loss_long_loss": Metric(True, "", False, "Pearson correlation across checkpoints of train_length_loss "
-                                        "with long_length_loss (LM)"),
+                                        "with long_length_loss (LM)", bounds=(-1.0, 1.0)),
     "corr_advantage": Metric(True, "", False, "|corr_misalignment_long_loss| − |corr_train_loss_long_loss|: > 0 "
                              "when the misalignment tracks long-length loss better than the training-length loss "
-                             "does (LM)"),
+                             "does (LM)", bounds=(-1.0, 1.0)),
 }
 
 

@@ -86,17 +86,21 @@ class RetrievalResult:
 
 
 METRICS = {
-    "mean_recall": Metric(True, "", True, "mean of R@1, R@5, R@10 over both directions (rsum / 6)"),
-    **{f"recall_{d}_at_{k}": Metric(True, "", False, f"{'image→text' if d == 'i2t' else 'text→image'} recall at {k}")
+    "mean_recall": Metric(True, "", True, "mean of R@1, R@5, R@10 over both directions (rsum / 6)", bounds=(0.0, 1.0)),
+    **{f"recall_{d}_at_{k}": Metric(True, "", False, f"{'image→text' if d == 'i2t' else 'text→image'} recall at {k}",
+                                        bounds=(0.0, 1.0))
        for d in DIRECTIONS for k in RECALL_KS},
-    "class_accuracy": Metric(True, "", False, "zero-shot accuracy: the most similar class prompt is the image's digit"),
-    "trainable_params": Metric(False, "", False, "number of trained parameters (frozen encoders excluded)"),
+    "class_accuracy": Metric(True, "", False, "zero-shot accuracy: the most similar class prompt is the image's digit",
+                             bounds=(0.0, 1.0)),
+    "trainable_params": Metric(False, "", False, "number of trained parameters (frozen encoders excluded)",
+                               bounds=(0.0, None)),
     "gate_direction_tv": Metric(True, "", False, "total variation between the i2t and t2i expert usage (averaged over "
-                                "the two objectives): 0 = same routing, 1 = disjoint experts"),
+                                "the two objectives): 0 = same routing, 1 = disjoint experts", bounds=(0.0, 1.0)),
     "gate_objective_tv": Metric(True, "", False, "total variation between the l2 and cl streams' expert usage "
-                                "(averaged over directions)"),
-    "shared_experts": Metric(True, "", False, "experts used (≥ 10% of tokens) by both directions"),
-    "specific_experts": Metric(True, "", False, "experts used by exactly one direction (modality-specific)"),
+                                "(averaged over directions)", bounds=(0.0, 1.0)),
+    "shared_experts": Metric(True, "", False, "experts used (≥ 10% of tokens) by both directions", bounds=(0.0, None)),
+    "specific_experts": Metric(True, "", False, "experts used by exactly one direction (modality-specific)",
+                               bounds=(0.0, None)),
 }
 
 

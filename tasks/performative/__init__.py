@@ -54,11 +54,15 @@ class Result:
 
 
 METRICS = {
-    "final_gap": Metric(False, "", True, "‖θ_T − θ_PS‖², squared distance to the performative-stable point"),
-    "predicted_gap": Metric(False, "", False, "‖θ_∞ − θ_PS‖², the bias theory predicts for this method"),
-    "limit_gap": Metric(False, "", False, "‖θ_T − θ_∞‖², distance to the predicted limit"),
-    "limit_rel_error": Metric(False, "", False, "|final_gap − predicted_gap| / predicted_gap (biased methods)"),
-    "stationarity": Metric(False, "", False, "‖E_{D(θ_T)} ∇ℓ(θ_T; Z)‖², performative stationarity at θ_T"),
+    "final_gap": Metric(False, "", True, "‖θ_T − θ_PS‖², squared distance to the performative-stable point",
+                        bounds=(0.0, None)),
+    "predicted_gap": Metric(False, "", False, "‖θ_∞ − θ_PS‖², the bias theory predicts for this method",
+                            bounds=(0.0, None)),
+    "limit_gap": Metric(False, "", False, "‖θ_T − θ_∞‖², distance to the predicted limit", bounds=(0.0, None)),
+    "limit_rel_error": Metric(False, "", False, "|final_gap − predicted_gap| / predicted_gap (biased methods)",
+                              bounds=(0.0, None)),
+    "stationarity": Metric(False, "", False, "‖E_{D(θ_T)} ∇ℓ(θ_T; Z)‖², performative stationarity at θ_T",
+                           bounds=(0.0, None)),
     "shifted_modulus": Metric(True, "", False, "μ̃ = μ − Lβ of the instance (for bias-amplification rates)"),
 }
 

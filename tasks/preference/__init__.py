@@ -94,31 +94,40 @@ class PreferenceResult:
 
 
 METRICS = {
-    "win_rate": Metric(True, "", True, "raw win rate against the baseline's answers (ties ½), AlpacaEval 2.0 WR / 100"),
+    "win_rate": Metric(True, "", True, "raw win rate against the baseline's answers (ties ½), AlpacaEval 2.0 WR / 100",
+                       bounds=(0.0, 1.0)),
     "lc_win_rate": Metric(True, "", False, "length-controlled win rate / 100: alpacaeval: AlpacaEval 2.0's LC GLM; "
-                                            "other tasks: the simple per-model fit σ(θ) (not AlpacaEval's LC)"),
+                                            "other tasks: the simple per-model fit σ(θ) (not AlpacaEval's LC)",
+                                                bounds=(0.0, 1.0)),
     "gold_reward": Metric(True, "", False, "category-balanced mean gold reward of the policy's answers"),
     "kl_to_reference": Metric(False, "nats", False, "Monte-Carlo KL(π‖π_ref) over the policy's sampled answers"),
-    "mean_length": Metric(False, "chars", False, "mean length of the policy's answers"),
+    "mean_length": Metric(False, "chars", False, "mean length of the policy's answers", bounds=(0.0, None)),
     "reward_pearson": Metric(True, "", False, "per-prompt Pearson of the implicit reward and the true reward, "
-                             "averaged"),
-    "slope1_error": Metric(False, "", False, "ε̂ = mean_x min_c mean_y (r_θ − r*/τ − c)², slope-1 linearity error"),
-    "on_policy_fraction": Metric(True, "", False, "realised share of on-policy pairs in the training data"),
+                             "averaged", bounds=(-1.0, 1.0)),
+    "slope1_error": Metric(False, "", False, "ε̂ = mean_x min_c mean_y (r_θ − r*/τ − c)², slope-1 linearity error",
+                           bounds=(0.0, None)),
+    "on_policy_fraction": Metric(True, "", False, "realised share of on-policy pairs in the training data",
+                                 bounds=(0.0, 1.0)),
     "longbench_average": Metric(True, "", False, "LongBench (English, code excluded) mean of the five category scores "
-                                "× 100 (LOGO Table 1)"),
-    **{f"longbench_{c}": Metric(True, "", False, f"LongBench {c.replace('_', ' ')}: mean task score × 100")
+                                "× 100 (LOGO Table 1)", bounds=(0.0, 100.0)),
+    **{f"longbench_{c}": Metric(True, "", False, f"LongBench {c.replace('_', ' ')}: mean task score × 100",
+                                      bounds=(0.0, 100.0))
        for c in LONGBENCH_CATEGORIES},
     "reward_pearson_seen": Metric(True, "", False, "reward_pearson over the responses of each prompt's "
-                                  "annotated lists"),
-    "slope1_error_seen": Metric(False, "", False, "slope1_error over the responses of each prompt's annotated lists"),
+                                  "annotated lists", bounds=(-1.0, 1.0)),
+    "slope1_error_seen": Metric(False, "", False, "slope1_error over the responses of each prompt's annotated lists",
+                                bounds=(0.0, None)),
     "true_value": Metric(True, "", False, "exact J = E_x E_{y~πθ} r*(x, y) (bandit world)"),
     "train_loss": Metric(False, "nats", False, "the method's training objective on all the data at the end"),
     "true_value_at_kl": Metric(True, "", False, "J where the training trace first reaches KL(πθ‖π_ref) = kl_budget"),
-    **{f"win_rate_{c}": Metric(True, "", False, f"win rate on the {c} prompts") for c in CATEGORIES},
+    **{f"win_rate_{c}": Metric(True, "", False, f"win rate on the {c} prompts", bounds=(0.0, 1.0))
+       for c in CATEGORIES},
     **{f"gold_reward_{c}": Metric(True, "", False, f"mean gold reward on the {c} prompts") for c in CATEGORIES},
-    **{f"win_rate_{c}": Metric(True, "", False, f"win rate on the {c} contexts ({n} chunks)")
+    **{f"win_rate_{c}": Metric(True, "", False, f"win rate on the {c} contexts ({n} chunks)",
+                                     bounds=(0.0, 1.0))
        for c, n in LENGTHS.items()},
-    **{f"gold_reward_{c}": Metric(True, "", False, f"answer accuracy on the {c} contexts ({n} chunks)")
+    **{f"gold_reward_{c}": Metric(True, "", False, f"answer accuracy on the {c} contexts ({n} chunks)",
+                                        bounds=(0.0, 1.0))
        for c, n in LENGTHS.items()},
 }
 

@@ -132,35 +132,39 @@ METRICS = {
     "pairwise_accuracy": Metric(True, "", True, "fraction of evaluation pairs the learned reward orders as the truth "
                                 "does: clones: pairs of M by the true reward (fit on the data with clones); "
                                 "rule_world: held-out pairs by the hidden preference; rewardbench: all triples, "
-                                "unweighted"),
+                                "unweighted", bounds=(0.0, 1.0)),
     # clones
     "clone_shift": Metric(False, "", False, "max over the originals of |r_clones(x) − r_original(x)|, "
-                          "the paper's robustness quantity"),
+                          "the paper's robustness quantity", bounds=(0.0, None)),
     "clone_shift_centred": Metric(False, "", False, "the same after removing each fit's mean over the originals "
-                                  "(ranking-relevant part)"),
-    "clone_gap": Metric(False, "", False, "max over the clones of |r(x') − r(x)|, x the alternative x' duplicates"),
+                                  "(ranking-relevant part)", bounds=(0.0, None)),
+    "clone_gap": Metric(False, "", False, "max over the clones of |r(x') − r(x)|, x the alternative x' duplicates",
+                        bounds=(0.0, None)),
     "rank_corr_original": Metric(True, "", False, "Spearman correlation of the learned and the population-average "
-                                 "reward on M (original data)"),
-    "rank_corr_clones": Metric(True, "", False, "the same for the fit on the data with clones"),
-    "top1_original": Metric(True, "", False, "1 if the learned top alternative of M is the true one (original data)"),
-    "top1_clones": Metric(True, "", False, "the same for the fit on the data with clones"),
+                                 "reward on M (original data)", bounds=(-1.0, 1.0)),
+    "rank_corr_clones": Metric(True, "", False, "the same for the fit on the data with clones", bounds=(-1.0, 1.0)),
+    "top1_original": Metric(True, "", False, "1 if the learned top alternative of M is the true one (original data)",
+                            bounds=(0.0, 1.0)),
+    "top1_clones": Metric(True, "", False, "the same for the fit on the data with clones", bounds=(0.0, 1.0)),
     "top_theme_flip": Metric(False, "", False, "1 if the theme with the highest mean learned reward differs "
-                             "between the two datasets"),
+                             "between the two datasets", bounds=(0.0, 1.0)),
     "kkt_residual": Metric(False, "", False, "max |λ r_a − Σ_b w_b (p_ab − σ(r_a − r_b))| over a with w_a > 0, "
-                           "both fits"),
+                           "both fits", bounds=(0.0, None)),
     # rule world
-    "label_accuracy": Metric(True, "", False, "agreement of the training labels with the hidden preference"),
+    "label_accuracy": Metric(True, "", False, "agreement of the training labels with the hidden preference",
+                             bounds=(0.0, 1.0)),
     "label_mutual_information": Metric(True, "nats", False, "plug-in I(label; hidden preference) "
-                                       "on the training pairs"),
-    "rules_used": Metric(False, "", False, "mean number of rules aggregated into one label"),
+                                       "on the training pairs", bounds=(0.0, None)),
+    "rules_used": Metric(False, "", False, "mean number of rules aggregated into one label", bounds=(0.0, None)),
     # RewardBench (and the rule world's category analogues share the section names)
     "rewardbench_score": Metric(True, "", False, "mean of the section scores present "
-                                "(Chat, Chat Hard, Safety, Reasoning)"),
-    "chat": Metric(True, "", False, "Chat section (RewardBench) / chat analogue (rule_world): accuracy"),
-    "chat_hard": Metric(True, "", False, "Chat Hard section / chat-hard analogue: accuracy"),
-    "safety": Metric(True, "", False, "Safety section / safety analogue: accuracy"),
+                                "(Chat, Chat Hard, Safety, Reasoning)", bounds=(0.0, 1.0)),
+    "chat": Metric(True, "", False, "Chat section (RewardBench) / chat analogue (rule_world): accuracy",
+                   bounds=(0.0, 1.0)),
+    "chat_hard": Metric(True, "", False, "Chat Hard section / chat-hard analogue: accuracy", bounds=(0.0, 1.0)),
+    "safety": Metric(True, "", False, "Safety section / safety analogue: accuracy", bounds=(0.0, 1.0)),
     "reasoning": Metric(True, "", False, "Reasoning section (math-prm weighted as all code subsets) / analogue: "
-                        "accuracy"),
+                        "accuracy", bounds=(0.0, 1.0)),
     **{name: Metric(True, "", False, f"RewardBench subset {subset}: accuracy")
        for subset, name in SUBSET_METRICS.items()},
 }

@@ -292,25 +292,31 @@ def make_problem(regime: str, *, lam_A: np.ndarray, lam_C: np.ndarray, s: np.nda
 # ---- metrics -------------------------------------------------------------------------------------
 
 METRICS = {
-    "total_calls": Metric(False, "calls", True, "∇f + ∇g + B + Bᵀ calls until ‖z−z*‖²/‖z0−z*‖² ≤ ε (unit costs)"),
-    "grad_f_calls": Metric(False, "calls", False, "∇f evaluations until the relative error ≤ ε"),
-    "grad_g_calls": Metric(False, "calls", False, "∇g evaluations until the relative error ≤ ε"),
-    "matvec_calls": Metric(False, "calls", False, "B·x plus Bᵀ·y products until the relative error ≤ ε"),
-    "reached": Metric(True, "", False, "1 if the relative error reached ε within the budget, else 0"),
-    "final_rel_error": Metric(False, "", False, "‖z_T − z*‖²/‖z_0 − z*‖² at the last iterate"),
+    "total_calls": Metric(False, "calls", True, "∇f + ∇g + B + Bᵀ calls until ‖z−z*‖²/‖z0−z*‖² ≤ ε (unit costs)",
+                          bounds=(0.0, None)),
+    "grad_f_calls": Metric(False, "calls", False, "∇f evaluations until the relative error ≤ ε", bounds=(0.0, None)),
+    "grad_g_calls": Metric(False, "calls", False, "∇g evaluations until the relative error ≤ ε", bounds=(0.0, None)),
+    "matvec_calls": Metric(False, "calls", False, "B·x plus Bᵀ·y products until the relative error ≤ ε",
+                           bounds=(0.0, None)),
+    "reached": Metric(True, "", False, "1 if the relative error reached ε within the budget, else 0",
+                      bounds=(0.0, 1.0)),
+    "final_rel_error": Metric(False, "", False, "‖z_T − z*‖²/‖z_0 − z*‖² at the last iterate", bounds=(0.0, None)),
     **{f"log10_slope_{c}": Metric(False, "decades/call", False,
                                   f"slope of log10(relative error) against the {c} count (last 50 % of the run)")
        for c in COUNTERS},
-    **{f"r2_{c}": Metric(True, "", False, f"R² of that linear fit against the {c} count (1 = exactly linear)")
+    **{f"r2_{c}": Metric(True, "", False, f"R² of that linear fit against the {c} count (1 = exactly linear)",
+                          bounds=(None, 1.0))
        for c in COUNTERS},
     **{f"r2_tail_{c}": Metric(True, "", False,
-                              f"R² of log10(error) against the {c} count from error 1e-2 to ε (six decades)")
+                              f"R² of log10(error) against the {c} count from error 1e-2 to ε (six decades)",
+                              bounds=(None, 1.0))
        for c in COUNTERS},
-    "kappa_x": Metric(True, "", False, "κ_x = L_x/δ_x of the instance"),
-    "kappa_y": Metric(True, "", False, "κ_y = L_y/δ_y of the instance"),
-    "kappa_xy": Metric(True, "", False, "κ_xy = L_xy²/(δ_x δ_y) of the instance"),
-    "coupling_condition": Metric(True, "", False, "L_xy/μ with μ = max(μ_xy, μ_yx): condition number of B"),
-    "kkt_residual": Metric(False, "", False, "relative residual of the KKT solve that gives z*"),
+    "kappa_x": Metric(True, "", False, "κ_x = L_x/δ_x of the instance", bounds=(0.0, None)),
+    "kappa_y": Metric(True, "", False, "κ_y = L_y/δ_y of the instance", bounds=(0.0, None)),
+    "kappa_xy": Metric(True, "", False, "κ_xy = L_xy²/(δ_x δ_y) of the instance", bounds=(0.0, None)),
+    "coupling_condition": Metric(True, "", False, "L_xy/μ with μ = max(μ_xy, μ_yx): condition number of B",
+                                 bounds=(0.0, None)),
+    "kkt_residual": Metric(False, "", False, "relative residual of the KKT solve that gives z*", bounds=(0.0, None)),
 }
 
 

@@ -81,30 +81,39 @@ class RefusalResult:
 
 METRICS = {
     "best_layer_accuracy": Metric(True, "", True, "max over layers of the direction's refusal-prediction accuracy "
-                                  "(percentile threshold at the refusal rate, §3.2), test prompts"),
-    "mean_layer_accuracy": Metric(True, "", False, "mean over all hidden-state layers of that accuracy"),
+                                  "(percentile threshold at the refusal rate, §3.2), test prompts", bounds=(0.0, 1.0)),
+    "mean_layer_accuracy": Metric(True, "", False, "mean over all hidden-state layers of that accuracy",
+                                  bounds=(0.0, 1.0)),
     "late_layer_accuracy": Metric(True, "", False, "mean over the second half of the layers "
-                                  "(the paper: from the middle layers on)"),
+                                  "(the paper: from the middle layers on)", bounds=(0.0, 1.0)),
     "probe_best_accuracy": Metric(True, "", False, "max over layers of a logistic probe's held-out accuracy "
-                                  "(baseline)"),
+                                  "(baseline)", bounds=(0.0, 1.0)),
     "probe_gap": Metric(False, "", False, "mean over the late layers of probe accuracy − direction accuracy"),
-    "refusal_rate": Metric(True, "", False, "fine-tuned model: fraction of harmful test prompts refused"),
+    "refusal_rate": Metric(True, "", False, "fine-tuned model: fraction of harmful test prompts refused",
+                           bounds=(0.0, 1.0)),
     "jailbreak_refusal_rate": Metric(True, "", False, "fine-tuned model: harmful test prompts in a jailbreak style, "
-                                     "refused"),
-    "benign_refusal_rate": Metric(False, "", False, "fine-tuned model: harmless test prompts refused (over-refusal)"),
-    "base_refusal_rate": Metric(True, "", False, "base model: harmful test prompts refused"),
+                                     "refused", bounds=(0.0, 1.0)),
+    "benign_refusal_rate": Metric(False, "", False, "fine-tuned model: harmless test prompts refused (over-refusal)",
+                                  bounds=(0.0, 1.0)),
+    "base_refusal_rate": Metric(True, "", False, "base model: harmful test prompts refused", bounds=(0.0, 1.0)),
     "base_jailbreak_refusal_rate": Metric(True, "", False, "base model: jailbreak-wrapped harmful test prompts "
-                                          "refused"),
-    "ablated_refusal_rate": Metric(False, "", False, "harmful test prompts refused with the direction ablated (§3.4)"),
-    "ablation_refusal_drop": Metric(True, "", False, "refusal_rate − ablated_refusal_rate"),
-    "ablation_benign_change": Metric(False, "", False, "|change| of the harmless refusal rate under the ablation"),
-    "attack_success": Metric(True, "", False, "attacked prompts not refused after trigger removal (§3.5 pass rate)"),
-    "attack_refusal_drop": Metric(True, "", False, "refusal on the attacked prompts before − after trigger removal"),
-    "random_removal_refusal_drop": Metric(False, "", False, "the same drop when random words are rewritten (control)"),
-    "effective_rank": Metric(False, "", False, "max over layers of the shift's effective rank at τ = 0.9 (§3.1)"),
-    "effective_rank_fraction": Metric(False, "", False, "effective_rank / hidden size"),
+                                          "refused", bounds=(0.0, 1.0)),
+    "ablated_refusal_rate": Metric(False, "", False, "harmful test prompts refused with the direction ablated (§3.4)",
+                                   bounds=(0.0, 1.0)),
+    "ablation_refusal_drop": Metric(True, "", False, "refusal_rate − ablated_refusal_rate", bounds=(-1.0, 1.0)),
+    "ablation_benign_change": Metric(False, "", False, "|change| of the harmless refusal rate under the ablation",
+                                     bounds=(0.0, 1.0)),
+    "attack_success": Metric(True, "", False, "attacked prompts not refused after trigger removal (§3.5 pass rate)",
+                             bounds=(0.0, 1.0)),
+    "attack_refusal_drop": Metric(True, "", False, "refusal on the attacked prompts before − after trigger removal",
+                                  bounds=(-1.0, 1.0)),
+    "random_removal_refusal_drop": Metric(False, "", False, "the same drop when random words are rewritten (control)",
+                                          bounds=(-1.0, 1.0)),
+    "effective_rank": Metric(False, "", False, "max over layers of the shift's effective rank at τ = 0.9 (§3.1)",
+                             bounds=(0.0, None)),
+    "effective_rank_fraction": Metric(False, "", False, "effective_rank / hidden size", bounds=(0.0, 1.0)),
     "secondary_effect": Metric(True, "", False, "max over C2..CK of |Δ dominant projection| / its std "
-                               "when Ck is ablated"),
+                               "when Ck is ablated", bounds=(0.0, None)),
 }
 
 

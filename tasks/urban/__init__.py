@@ -72,9 +72,10 @@ class TwoCityResult:
 
 
 def _metric_set(name: str, higher: bool, what: str) -> dict[str, Metric]:
+    bounds = (None, 1.0) if name == "r2" else (0.0, None)  # R² ≤ 1; errors ≥ 0
     out = {name: Metric(higher, "", name == "mae",
-                        f"{what}, mean over the indicators (negative predictions clipped to 0)")}
-    out.update({f"{name}_{ind}": Metric(higher, "", False, f"{what} of {ind} on the target city")
+                        f"{what}, mean over the indicators (negative predictions clipped to 0)", bounds)}
+    out.update({f"{name}_{ind}": Metric(higher, "", False, f"{what} of {ind} on the target city", bounds)
                 for ind in INDICATORS})
     return out
 

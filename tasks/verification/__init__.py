@@ -76,20 +76,26 @@ class Result:
 
 
 METRICS = {
-    "bound_width": Metric(False, "", True, "the largest ub − lb over the probabilities when the method stopped"),
-    "target_width": Metric(False, "", False, "ub − lb of the target (e.g. the ratio; absent while unbounded)"),
-    "decided": Metric(True, "", False, "1 if the formula was proven true or false (absent without a formula)"),
+    "bound_width": Metric(False, "", True, "the largest ub − lb over the probabilities when the method stopped",
+                          bounds=(0.0, None)),
+    "target_width": Metric(False, "", False, "ub − lb of the target (e.g. the ratio; absent while unbounded)",
+                           bounds=(0.0, None)),
+    "decided": Metric(True, "", False, "1 if the formula was proven true or false (absent without a formula)",
+                      bounds=(0.0, 1.0)),
     "verdict": Metric(True, "", False, "1 if the formula holds (e.g. the network is fair), 0 if not; "
-                      "absent when undecided"),
-    "correct_verdict": Metric(True, "", False, "1 if a decided verdict equals the true one (known by enumeration)"),
+                      "absent when undecided", bounds=(0.0, 1.0)),
+    "correct_verdict": Metric(True, "", False, "1 if a decided verdict equals the true one (known by enumeration)",
+                              bounds=(0.0, 1.0)),
     "lower": Metric(True, "", False, "lb of the target"),
     "upper": Metric(False, "", False, "ub of the target"),
     "truth": Metric(True, "", False, "the exact target value, where the task enumerated it"),
     "contains_truth": Metric(True, "", False, "1 if every probability's [lb, ub] (and the target's) "
-                             "contains the exact value"),
-    "runtime_s": Metric(False, "s", False, "the method's solve time"),
-    "iterations": Metric(False, "", False, "branch-and-bound iterations (Monte-Carlo: sample batches)"),
-    "certain": Metric(True, "", False, "1 for sound bounds, 0 for a statistical confidence interval"),
+                             "contains the exact value", bounds=(0.0, 1.0)),
+    "runtime_s": Metric(False, "s", False, "the method's solve time", bounds=(0.0, None)),
+    "iterations": Metric(False, "", False, "branch-and-bound iterations (Monte-Carlo: sample batches)",
+                         bounds=(0.0, None)),
+    "certain": Metric(True, "", False, "1 for sound bounds, 0 for a statistical confidence interval",
+                      bounds=(0.0, 1.0)),
 }
 
 TOLERANCE = 1e-9  # float error allowed in `contains_truth` (masses are sums of CDF differences)

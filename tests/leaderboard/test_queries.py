@@ -1,10 +1,13 @@
 import math
+import shutil
+import subprocess
 
 import pytest
 
 from bench.spec import Cell, RunRecord
 from leaderboard.export import render
-from leaderboard.queries import config_label, leaderboard_rows, status_counts, summarize
+from bench.errors import BenchError
+from leaderboard.queries import config_label, leaderboard_rows, status_counts, summarize, summary_from_sums
 
 
 def test_summary_matches_the_student_t_interval():
@@ -53,16 +56,56 @@ def test_status_counts_and_failures(filled):
 
 def test_exports(filled, toy_registry):
     csv_text = render(filled, toy_registry, "csv")
-    assert csv_text.splitlines()[0].startswith("task,task_label,method,config_label")
+    assert csv_text.splitlines()[0].startswith("task,task_label,method,config_label,hardware,scale,metric,direction")
     assert len(csv_text.splitlines()) == 3
     import json
 
     data = json.loads(render(filled, toy_registry, "json"))
-    assert data[0]["mean"] == pytest.approx(0.6) and data[1]["n"] == 3
+    assert data[0]["mean"] == pytest.approx(0.6) and data[1]["n"] == 3 and data[0]["direction"] == "↓"
+    # one number of decimals per row, from the CI's half-width to two significant figures: t_{0.975,1}·0.1414/√2
+    # = 1.27 -> 1 decimal; 0.6 is shown as 0.6, its std 0.14 as 0.1 and the CI clipped at the range's 0
     md = render(filled, toy_registry, "md")
-    assert "| toy_target | toy_noisy | noise=0.01 | error | 2 | 0.6 |" in md
+    assert "| toy_target | toy_noisy (noise=0.01) | error ↓ | 2 | 0.6 | 0.1 | [0.0, 1.9] | cpu | cpu-scale |" in md
     tex = render(filled, toy_registry, "latex")
-    assert r"toy\_noisy (noise=0.01)" in tex and tex.strip().endswith(r"\end{tabular}")
+    assert r"toy\_noisy (noise=0.01)" in tex and r"\caption{" in tex and r"\label{tab:toy-target}" in tex
+    assert tex.startswith("% needs \\usepackage{booktabs}") and tex.strip().endswith(r"\end{table}")
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed here")
+def test_the_latex_export_compiles(filled, toy_registry, tmp_path):
+    table = render(filled, toy_registry, "latex", metrics=["all"])
+    (tmp_path / "t.tex").write_text("\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n"
+                                    + table + "\\end{document}\n")
+    proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert (tmp_path / "t.pdf").stat().st_size > 1000
+
+
+def test_exports_flag_identical_rows_and_take_metrics(filled, toy_registry):
+    _save(filled, "toy_noisy", 0, 0.5, noise=0.02)
+    _save(filled, "toy_noisy", 1, 0.7, noise=0.02)  # the same numbers as noise=0.01
+    md = render(filled, toy_registry, "md", metrics=["error", "norm"])
+    assert ("toy_noisy (noise=0.02) [= toy_noisy (noise=0.01)]" in md
+            or "toy_noisy (noise=0.01) [= toy_noisy (noise=0.02)]" in md)
+    assert "| norm ↑ |" in md and "| error ↓ |" in md
+    assert render(filled, toy_registry, "csv", metrics=["all"]) == render(filled, toy_registry, "csv",
+                                                                           metrics=["error", "norm"])
+    with pytest.raises(BenchError, match="unknown metric.*nope.*allowed: error, norm, all"):
+        render(filled, toy_registry, "md", metrics=["nope"])
+
+
+def test_intervals_stay_in_the_metrics_declared_range():
+    # t interval of [1, 2, 3]: 2 ± 2.48 leaves [0, ∞): fewer than 5 seeds, so clipped at 0
+    s = summarize([1.0, 2.0, 3.0], bounds=(0.0, None))
+    assert (s.ci_low, s.ci_method) == (0.0, "t, clipped to range") and s.ci_high == pytest.approx(2 + 2.4841, abs=1e-3)
+    # an accuracy near 1 over 6 seeds: the t interval would pass 1; the bootstrap stays in the values' range
+    values = [1.0, 1.0, 0.99, 0.98, 1.0, 0.99]  # skewness -0.63: a t interval, [0.9848, 1.0019]
+    assert summarize(values).ci_method == "t" and summarize(values).ci_high > 1
+    bounded = summarize(values, bounds=(0.0, 1.0))
+    assert bounded.ci_method == "bootstrap" and 0.98 <= bounded.ci_low <= bounded.ci_high <= 1.0
+    assert summary_from_sums(6, sum(values), sum(v * v for v in values), sum(v ** 3 for v in values),
+                             (0.0, 1.0)) is None  # the SQL path hands such a setting to summarize
 
 
 def test_skewed_values_get_a_bootstrap_interval():
