@@ -4,6 +4,7 @@ from dataclasses import replace
 import pytest
 
 from bench.errors import BenchError
+from bench.registry import Registry
 from bench.spec import RunRecord
 from leaderboard.claims import evaluate_paper, load_paper, paper_cells
 from bench.cells import Entry, make_cell
@@ -521,3 +522,41 @@ def test_a_rate_across_settings_fails_when_a_setting_reports_no_value(tmp_path, 
                    if v.claim.id == "slope-with-a-hole")
     assert verdict.verdict == "not reproduced"  # the two other settings alone would fit some slope within ±10
     assert "no error / norm for toy_noisy(noise=0.5)" in verdict.detail
+
+
+# Worlds whose positive control is still to be written (issue 17): each entry says why, and turns into a failure
+# (strict) once the paper's claims file declares one.
+WITHOUT_POSITIVE_CONTROL = {
+    "eraseanything": "in progress: a keyword-deletion control of the concept world",
+    "label-smoothing-calibration": "in progress: a Bayes-target control of the calibration world",
+    "long-short-alignment": "in progress: a long-training control of the length worlds",
+    "simplemix": "in progress: a gold-label control of the preference world",
+    "epa": "in progress: a control of the bandit and preference worlds",
+}
+# A positive control whose null is the control's own cells with its one factor removed needs no cells of its own;
+# these say why they have none.
+WITHOUT_NULL = {
+    "long-context-training-shows-a-gain": "its null would be SFT at 4 chunks against itself (the factor, the training "
+                                          "length, removed): a tie by construction, so no cells are declared",
+}
+
+
+@pytest.mark.parametrize("slug", Registry.discover().papers())
+def test_every_cpu_world_has_a_positive_control_with_a_null(slug):
+    """A "not reproduced" measured in a world that could not show the effect says nothing about the paper: every
+    paper with CPU-scale claims declares a positive control, each with a null that must fail, gating the claims
+    measured in its world."""
+    from leaderboard.claims import CPU_SCALES
+
+    registry = Registry.discover()
+    paper = load_paper(registry, slug)
+    controls = [c for c in paper.claims if c.role == "control"]
+    cpu_claims = [c for c in paper.claims if c.role == "claim" and c.scale in CPU_SCALES]
+    if slug in WITHOUT_POSITIVE_CONTROL:
+        if controls:
+            pytest.fail(f"{slug} declares a positive control now: remove it from WITHOUT_POSITIVE_CONTROL")
+        pytest.xfail(WITHOUT_POSITIVE_CONTROL[slug])
+    assert not cpu_claims or controls, f"{slug}: CPU-scale claims without a positive control of their world"
+    for control in controls:
+        assert control.control or control.id in WITHOUT_NULL, f"{control.id}: a positive control needs its null"
+        assert set(control.gates) <= {c.id for c in cpu_claims}
