@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 
@@ -39,9 +40,15 @@ def sft_loss(model, input_ids: torch.Tensor, labels: torch.Tensor, beta: float, 
     return temperature * label_smoothed_ce(h, head, y, beta, ignore_index=-100, reduction="mean")
 
 
-def fine_tune(problem: CalibrationProblem, s: SFTSettings, ctx: RunContext) -> CalibrationResult:
+def fine_tune(problem: CalibrationProblem, s: SFTSettings, ctx: RunContext,
+              batch_loss: Callable[[torch.nn.Module, torch.Tensor], torch.Tensor] | None = None) -> CalibrationResult:
+    """SFT of a copy of the problem's model: AdamW, linear warm-up then decay, shuffled batches of the SFT set.
+    `batch_loss(model, batch_indices)`: the objective (default: the (label-smoothed) CE of `sft_loss`)."""
     model = copy.deepcopy(problem.model).to(ctx.device).train()
     ids, labels = problem.sft_input_ids.to(ctx.device), problem.sft_labels.to(ctx.device)
+    if batch_loss is None:
+        def batch_loss(model, batch):
+            return sft_loss(model, ids[batch], labels[batch], s.beta, s.temperature)
     per_epoch = max(1, -(-len(ids) // s.batch_size))
     steps = per_epoch * s.epochs
     warmup = max(1, round(s.warmup_ratio * steps))
@@ -54,7 +61,7 @@ def fine_tune(problem: CalibrationProblem, s: SFTSettings, ctx: RunContext) -> C
         order = torch.randperm(len(ids), generator=ctx.torch_generator).to(ctx.device)
         for start in range(0, len(ids), s.batch_size):
             batch = order[start:start + s.batch_size]
-            loss = sft_loss(model, ids[batch], labels[batch], s.beta, s.temperature)
+            loss = batch_loss(model, batch)
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()

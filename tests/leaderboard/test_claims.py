@@ -528,8 +528,6 @@ def test_a_rate_across_settings_fails_when_a_setting_reports_no_value(tmp_path, 
 # (strict) once the paper's claims file declares one.
 WITHOUT_POSITIVE_CONTROL = {
     "eraseanything": "in progress: a keyword-deletion control of the concept world",
-    "label-smoothing-calibration": "in progress: a Bayes-target control of the calibration world",
-    "long-short-alignment": "in progress: a long-training control of the length worlds",
     "simplemix": "in progress: a gold-label control of the preference world",
     "epa": "in progress: a control of the bandit and preference worlds",
 }
@@ -538,6 +536,8 @@ WITHOUT_POSITIVE_CONTROL = {
 WITHOUT_NULL = {
     "long-context-training-shows-a-gain": "its null would be SFT at 4 chunks against itself (the factor, the training "
                                           "length, removed): a tie by construction, so no cells are declared",
+    "in-range-training-repairs-length-prediction": "its null would be plain on lengths 1-10 against itself (the "
+                                                   "factor, the training range, removed): a tie by construction",
 }
 
 
