@@ -524,13 +524,9 @@ def test_a_rate_across_settings_fails_when_a_setting_reports_no_value(tmp_path, 
     assert "no error / norm for toy_noisy(noise=0.5)" in verdict.detail
 
 
-# Worlds whose positive control is still to be written (issue 17): each entry says why, and turns into a failure
-# (strict) once the paper's claims file declares one.
-WITHOUT_POSITIVE_CONTROL = {
-    "eraseanything": "in progress: a keyword-deletion control of the concept world",
-    "simplemix": "in progress: a gold-label control of the preference world",
-    "epa": "in progress: a control of the bandit and preference worlds",
-}
+# Worlds whose positive control is still to be written (none now: every paper with CPU claims has one); an entry says
+# why, and fails the test once the paper's claims file declares one.
+WITHOUT_POSITIVE_CONTROL: dict[str, str] = {}
 # A positive control whose null is the control's own cells with its one factor removed needs no cells of its own;
 # these say why they have none.
 WITHOUT_NULL = {
@@ -538,6 +534,10 @@ WITHOUT_NULL = {
                                           "length, removed): a tie by construction, so no cells are declared",
     "in-range-training-repairs-length-prediction": "its null would be plain on lengths 1-10 against itself (the "
                                                    "factor, the training range, removed): a tie by construction",
+    **{control: "its null would be its own baseline (random-label DPO, or π_ref) against itself: a tie by "
+                "construction" for control in ("learned-reward-correlates-with-r-star",
+                                                "bandit-learned-reward-correlates-with-r-star",
+                                                "bandit-preferences-raise-the-frontier")},
 }
 
 

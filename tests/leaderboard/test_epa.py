@@ -15,13 +15,16 @@ def test_claims_file_is_valid():
     paper = load_paper(registry, PAPER)
     assert set(paper.methods) == {"epa"} and paper.methods["epa"]["fidelity"] == "reconstructed"
     assert [c.id for c in paper.claims if c.scale == "paper-scale"] == ["alpacaeval-epa-above-dpo"]
-    assert len(set(paper_cells(paper, registry, seeds=1, controls=False))) == 5 + 6   # preference_world +
-                                                                                      # preference_bandit cells
+    # preference_world + preference_bandit cells, + 4 of the worlds' positive controls: π_SFT / π_ref as DPO that does
+    # not move (lr 0 or 1e-12) in each world, the bandit's twice (two training budgets)
+    assert len(set(paper_cells(paper, registry, seeds=1, controls=False))) == 5 + 6 + 4
     # negative controls: the same methods under an uninformative annotator (label_temperature 1000), 3 world + 6 bandit
     # cells
-    assert len(set(paper_cells(paper, registry, seeds=1))) == 5 + 6 + 3 + 6
-    assert all(c.control for c in paper.claims if c.scale != "paper-scale")
-    bandit = [c for c in paper.claims if c.id.startswith("bandit-")]
-    assert len(bandit) == 8 and [c.id for c in bandit] == [c.id for c in paper.claims if is_bandit(c)]
+    # cells, and 4 of the positive controls (their no-op DPO cells and nulls)
+    assert len(set(paper_cells(paper, registry, seeds=1))) == 5 + 6 + 3 + 6 + 4
+    assert all(c.control for c in paper.claims if c.scale != "paper-scale" and c.role == "claim")
+    bandit = [c for c in paper.claims if c.id.startswith("bandit-") and c.role == "claim"]
+    assert len(bandit) == 8
+    assert [c.id for c in bandit] == [c.id for c in paper.claims if is_bandit(c) and c.role == "claim"]
     assert all(c.seeds == 5 and c.scale == "cpu-full" and {g.task for g in c.groups} == {"preference_bandit"}
                for c in bandit)

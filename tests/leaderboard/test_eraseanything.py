@@ -16,9 +16,10 @@ METHODS = ("eraseanything", "esd", "uce", "ca", "no_erasure")
 SMALL_TASK = ["task.layers=1", "task.single_layers=0", "task.train_steps=150", "task.n_eval=16",
               "task.n_preserve=6", "task.sample_steps=8"]
 
-DISTINCT_CELLS = 8
+# with the positive controls' keyword deletions (the concept's words; 'zero'), each the other's null
+DISTINCT_CELLS = 10
 # Negative controls: the claims' cells plus ESD-only at 100 steps, lambda_attn = 1e-5 and lambda_rscl = 1e-3.
-DISTINCT_CELLS_WITH_CONTROLS = 11
+DISTINCT_CELLS_WITH_CONTROLS = 13
 # FLUX.1-dev judged by CLIP: paper-scale claims, not run on CPU machines (3 distinct cells).
 PAPER_SCALE = ("flux-eraseanything-erases-nudity", "flux-lower-rate-than-esd", "flux-preserves-at-least-as-well-as-esd",
                "flux-small-drift-on-unrelated-prompts")
