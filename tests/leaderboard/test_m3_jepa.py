@@ -26,8 +26,8 @@ def test_claims_file_is_valid():
     assert {c.id for c in paper.claims if c.scale == "paper-scale"} == PAPER_SCALE
     assert all(c.differences for c in paper.claims)
     assert len(set(paper_cells(paper, registry, seeds=1, controls=False))) == 8  # with the shared-latent oracle
-    assert len(set(paper_cells(paper, registry, seeds=1))) == 12   # + its null (keys permuted) and + the negative controls' untrained and λ_cl = 0
-                                                                   # cells
+    # + its null (keys permuted) and the negative controls' untrained and λ_cl = 0 cells
+    assert len(set(paper_cells(paper, registry, seeds=1))) == 12
 
 
 def test_paper_predictor_size_is_the_reported_140m_trainable_parameters():

@@ -9,8 +9,8 @@ from tests.leaderboard.paper_cli import bench
 PAPER = "rlhf-clones"
 
 DISTINCT_CELLS = 13  # with the positive control's clone_oracle
-DISTINCT_CELLS_WITH_CONTROLS = 19  # + its null (shuffled clones) and + the negative controls' MLE ε = 0.03 / 0.01, weighted ε = 0.25 and k = 5 / 10
-                                   # cells
+# + its null (shuffled clones) and the negative controls' MLE ε = 0.03 / 0.01, weighted ε = 0.25 and k = 5 / 10 cells
+DISTINCT_CELLS_WITH_CONTROLS = 19
 
 
 def test_claims_file_is_valid():

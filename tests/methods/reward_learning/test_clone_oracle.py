@@ -18,7 +18,7 @@ def test_group_weights():
 
 
 def _spec_problem(k: int) -> ClonesProblem:
-    """The three-theme case of the paper's §7.1 (romance, art, food; docs/papers/rlhf-clones.md) with k exact food clones."""
+    """The paper's §7.1 three-theme case (romance, art, food; docs/papers/rlhf-clones.md), k exact food clones."""
     win = with_food_clones(k)
     points = np.array([[-2 / 3, 0.0], [0.0, 0.0], [2 / 3, 0.0]])
     return ClonesProblem(points=points, win=win[:3, :3], clone_points=np.vstack([points] + [points[2:]] * k),
