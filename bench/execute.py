@@ -1,5 +1,8 @@
 """execute(cell) -> RunRecord: build the task, run the method, score, time, and catch.
 
+The solve runs inside `bench.observe.observing(problem)`: a family whose claims rest on a cost counts it on the
+problem's meter, delimited here to the solve, and its score reads that instead of the method's report.
+
 The same function runs in-process, in a forked worker of the local runner, or in a Ray task.
 It never touches the store: the driver saves what it returns. What the libraries say meanwhile (Python warnings
 and the log records of transformers, diffusers, cvxpy, ...) is kept in the record's `log`, stored with the run,
@@ -21,6 +24,7 @@ from pathlib import Path
 from bench.configs import build_config
 from bench.context import DeadlineExceeded, RunContext
 from bench.errors import BenchError
+from bench.observe import observing
 from bench import provenance
 from bench.registry import Registry
 from bench.spec import Cell, RunRecord, Status
@@ -125,7 +129,8 @@ def _run(cell: Cell, registry: Registry, timeout_s: float | None, record: RunRec
     if reason:
         record.status, record.error = Status.SKIPPED, reason
     else:
-        result = method.solve(problem, config, ctx)
+        with observing(problem):  # the problem's meter, if any: reset right before solve, frozen right after
+            result = method.solve(problem, config, ctx)
         # NaN has no SQL representation that survives every backend; a missing metric is honest
         record.metrics = {k: float(v) for k, v in family.score(problem, result).items() if not math.isnan(v)}
         record.curves = {**ctx.curves, **family.trace(problem, result)}

@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from bench.context import RunContext
+from bench.observe import observing
 from bench.toolkit.causal_lm import cached_dir
 from methods.decoding import autoregressive, slem, slrs, speculative, tli
 from methods.decoding._cache import CachedLM
@@ -121,7 +122,8 @@ def hf_generate(problem: DecodingProblem, sample: bool, seed: int, assistant: bo
 
 
 def ours(problem: DecodingProblem, module, sample: bool, seed: int) -> dict:
-    result = module.solve(problem, module.Config(do_sample=sample), RunContext(seed=seed))
+    with observing(problem):  # the problem is solved repeatedly (and its target run by the anchors): count each solve
+        result = module.solve(problem, module.Config(do_sample=sample), RunContext(seed=seed))
     s = score(problem, result)
     return {"tok/s": s["new_tokens"] / result.seconds, "calls/tok": s["target_calls_per_token"],
             "exact": s.get("greedy_exact_match")}

@@ -52,11 +52,14 @@ class CachedLM:
         self.ids: list[int] = []   # the ids whose keys and values are in the cache
         self.cache = None
         self.tail = None           # logits after self.ids (the last position read), or None
+        self.passes = 0            # forward passes run (a read served from the cached tail runs none)
+        self.sequences = 0         # sequences those passes evaluated (a batched pass counts each row)
 
     def forward(self, new: list[int]) -> torch.Tensor:
         """Run the model on `new` after the cached ids; (len(new), |V|) float32 logits."""
         inputs = torch.tensor([new], device=self.device)
         kwargs = {} if self.keyword is None else {self.keyword: self.cache, "use_cache": True}
+        self.passes, self.sequences = self.passes + 1, self.sequences + 1
         with torch.no_grad():
             return self.model(inputs, **kwargs).logits[0].float().cpu()
 
@@ -95,6 +98,7 @@ class CachedLM:
     def batch_last(self, prefix: list[int], paths: torch.Tensor) -> torch.Tensor:
         """Logits after prefix + each row of `paths` (B, d), d >= 1: (B, |V|); the prefix's cache is left unchanged."""
         self.rows(prefix, len(prefix))
+        self.passes, self.sequences = self.passes + 1, self.sequences + len(paths)
         if self.keyword is None:
             with torch.no_grad():
                 return self.model(paths.to(self.device)).logits[:, -1].float().cpu()

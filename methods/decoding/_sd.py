@@ -5,10 +5,13 @@ accepted with probability min(1, p(x)/q(x)); at the first rejection the target s
 residual r(x) ∝ max(0, p(x) − q(x)); after k acceptances it samples one more token from p. Each
 emitted token is then exactly p-distributed. Greedy verification keeps draft tokens while they equal
 argmax p and then emits the target's own argmax, so the output is the target's greedy decoding.
-Every method calls the target once per round on y + candidates (`target_calls`), through a KV cache
+Every method calls the target once per round on y + candidates, through a KV cache
 (`_cache.CachedLM`) that keeps y and drops the rejected part of the previous block, so the call
-reads only the last emitted token and the new candidates. The rules below work on whole blocks of
-rows at once: one uniform per candidate, one comparison, one residual draw.
+reads only the last emitted token and the new candidates. The counts a method reports are the forward
+passes its caches ran (`target_calls`; `drafter_calls` one per sequence of a batched pass), so a read served
+from a cache's stored tail costs nothing: they must equal what the task's hooks observe (tasks/decoding).
+The rules below work on whole blocks of rows at once: one uniform per candidate, one comparison, one
+residual draw.
 """
 
 from __future__ import annotations
@@ -97,8 +100,9 @@ def verify(target: CachedLM, ids: list[int], candidates: list[int], counts: Coun
     """One target forward on ids + candidates (a trailing −1, 'none', is not fed), then the verification rule;
     returns the emitted tokens."""
     real = candidates[:-1] if candidates and candidates[-1] < 0 else candidates
+    before = target.passes
     logits = target.rows(ids + real, len(ids))  # (len(real) + 1, |T|): p(·|y), p(·|y, t_1), ...
-    counts.target_calls += 1
+    counts.target_calls += target.passes - before
     if greedy:
         accepted, emitted = greedy_verify(logits, candidates)
     elif q_rows is None:
@@ -118,8 +122,9 @@ def draft_tokens(drafter: CachedLM, context: list[int], k: int, greedy: bool, th
     token is kept) or at `eos`. Returns the tokens and the proposal distribution each was drawn from."""
     tokens, dists = [], []
     for _ in range(k):
+        before = drafter.sequences
         q = softmax(drafter.next(context + tokens))
-        counts.drafter_calls += 1
+        counts.drafter_calls += drafter.sequences - before  # 0 when the cache already held this context's logits
         if mask is not None:  # q'(x) = q(x)·1[x ∈ I] / Σ_{y∈I} q(y)
             q = q * mask
             total = float(q.sum())

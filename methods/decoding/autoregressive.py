@@ -37,8 +37,9 @@ def solve(problem: DecodingProblem, config: Config, ctx: RunContext) -> Decoding
     generator, target = cpu_generator(ctx), CachedLM(problem.target.model)
 
     def step(ids: list[int], remaining: int, counts: Counts) -> list[int]:
+        before = target.passes
         logits = target.next(ids)  # p(·|y) up to softmax
-        counts.target_calls += 1
+        counts.target_calls += target.passes - before
         return [sample(softmax(logits), generator) if config.do_sample else int(logits.argmax())]
 
     return decode_all(problem, step, not config.do_sample, ctx)

@@ -19,8 +19,10 @@ Under greedy decoding (`do_sample: false`) every draft is the target's argmax an
 q(x) = p(x − 1 mod |T|): the same model and, at every step, the same top probability (so the same stopping rule),
 but its mass sits on the wrong ids, so its drafts are accepted only by chance (Σ_x p(x)·p(x − 1)).
 
-Fidelity: not a paper's method (a control of our world); reads the target model a second time as its drafter, so
-its drafter calls cost a target forward each (the modelled speedup is not meaningful for it).
+Fidelity: not a paper's method (a control of our world); reads the target model a second time as its drafter
+(`problem.self_drafter`: the target's weights behind a handle the task counts as a drafter, so its drafting passes
+are drafter calls, not target calls), so its drafter calls cost a target forward each (the modelled speedup is not
+meaningful for it).
 """
 
 from __future__ import annotations
@@ -59,6 +61,10 @@ class _Shifted:
     def __init__(self, lm: CachedLM):
         self.lm = lm
 
+    @property
+    def sequences(self) -> int:
+        return self.lm.sequences
+
     def next(self, ids: list[int]) -> torch.Tensor:
         return torch.roll(self.lm.next(ids), 1, dims=-1)
 
@@ -68,7 +74,7 @@ class _Shifted:
 def solve(problem: DecodingProblem, config: Config, ctx: RunContext) -> DecodingResult:
     generator, greedy = cpu_generator(ctx), not config.do_sample
     target = CachedLM(problem.target.model)
-    drafter = CachedLM(problem.target.model)  # the same weights behind a cache of its own
+    drafter = CachedLM(problem.self_drafter.model)  # the same weights behind a cache of its own, counted as a drafter
     draft_lm = _Shifted(drafter) if config.shift else drafter
     eos = problem.target.tokenizer.eos_token_id
 

@@ -6,7 +6,8 @@ Heterogeneous Vocabularies", ICML 2025, arXiv 2502.05202, Algorithm 3. The draft
 d_1, d_2, … after the current text until the stopping rule S fires; the proposal is the first
 target token t of the drafted string s. ψ(t) = P_{d~q}[t(s) = t] is the exact law of that proposal,
 computed by enumerating every drafter token path (every segmentation) that can reach it, one drafter
-forward per path prefix: the exponential cost of the paper's lemma (`drafter_calls` counts paths).
+forward per path prefix: the exponential cost of the paper's lemma (`drafter_calls` counts paths: each row of a batched
+forward).
 Verification is standard speculative sampling with the pair (p, ψ):
 
     accept t with probability min(1, p(t)/ψ(t)),  else sample t' ∝ p(t') − min(p(t'), ψ(t')),
@@ -111,7 +112,7 @@ class Psi:
         z = self.to_drafter(context)  # drafter context, enc_D(dec_T(y)), re-encoding the new text only
         psi = torch.zeros(self.t_size + 2, dtype=torch.float64)  # target ids, 'none', a discard bin
         paths, strings, mass = torch.zeros((1, 0), dtype=torch.long), [""], torch.ones(1, dtype=torch.float64)
-        total = 0
+        total, before = 0, self.drafter_lm.sequences
         while strings:
             total += len(strings)
             if total > self.config.max_paths:
@@ -122,7 +123,8 @@ class Psi:
             else:  # q(·|z, path) for every path of this length: (F, |D|)
                 q = torch.cat([softmax(self.drafter_lm.batch_last(z, paths[i: i + self.config.batch]))
                                for i in range(0, len(paths), self.config.batch)])
-            counts.drafter_calls += len(strings)
+            counts.drafter_calls += self.drafter_lm.sequences - before  # every path of the level, one row each
+            before = self.drafter_lm.sequences
             tables = [self.table(w) for w in strings]
             joint = mass[:, None] * q  # P(path, next drafter id)
             psi.index_add_(0, torch.stack([t[0] for t in tables]).flatten(), joint.flatten())

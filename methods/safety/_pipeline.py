@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from methods.safety._hooks import Ablation, eligible, rewrite, stream_states, trigger_removal
-from tasks.safety import ANALYSIS, TEST, RefusalProblem, chat_prompts
+from tasks.safety import ANALYSIS, TEST, RefusalProblem, chat_prompts, refusals as refusals
 
 REFERENCES = ("harmless_mean", "zero")
 
@@ -22,14 +22,6 @@ def make_ablation(problem: RefusalProblem, direction: np.ndarray, tuned_states: 
         safe = (problem.split == ANALYSIS) & ~problem.harmful
         offset = (tuned_states[:, safe] @ direction).mean(1)[:, None]          # (L+1, 1)
     return Ablation(direction[None, :], offset=offset, last_token_only=last_token_only)
-
-
-def refusals(problem: RefusalProblem, messages, ablate: Ablation | None = None) -> np.ndarray:
-    """(n,) bool: the fine-tuned model's top next token is the refusal token (under `ablate` if given)."""
-    formatted = chat_prompts(problem.tokenizer, messages)
-    top = stream_states(problem.finetuned_model, problem.tokenizer, formatted, problem.batch_size, problem.device,
-                        ablate)[1]
-    return top == problem.refusal_token
 
 
 def ablate_and_attack(problem: RefusalProblem, ablate: Ablation, layer: int, n_words: int,
@@ -53,7 +45,8 @@ def ablate_and_attack(problem: RefusalProblem, ablate: Ablation, layer: int, n_w
         attacked_refused[mask] = refusals(problem, [attacked[i] for i in np.flatnonzero(mask)])
         random_refused[mask] = refusals(problem, [control[i] for i in np.flatnonzero(mask)])
     return {"ablated_refused": refusals(problem, problem.prompts, ablate), "attack_mask": mask,
-            "attacked_prompts": tuple(attacked), "attacked_refused": attacked_refused, "random_refused": random_refused}
+            "attacked_prompts": tuple(attacked), "attacked_refused": attacked_refused, "random_refused": random_refused,
+            "ablation": ablate, "random_prompts": tuple(control)}
 
 
 def effect_on_dominant(problem: RefusalProblem, vectors: list[np.ndarray], c1_target: np.ndarray, source: int,

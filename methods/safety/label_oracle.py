@@ -103,8 +103,8 @@ def solve(problem: RefusalProblem, config: Config, ctx: RunContext) -> RefusalRe
     scores = np.einsum("lnd,ld->ln", y, dirs)
     fit = np.array([threshold_accuracy(s[analysis], problem.refused[analysis]) for s in scores])
     best = int(np.argmax(fit))
-    ablated = refusals(problem, problem.prompts,
-                       make_ablation(problem, dirs[best], y, config.ablation, config.last_token_only))
+    ablate = make_ablation(problem, dirs[best], y, config.ablation, config.last_token_only)
+    ablated = refusals(problem, problem.prompts, ablate)
     ctx.progress(0.4)
 
     # §3.3: the world's jailbreak features, orthogonal to C1, ablated at multi_direction's source layer
@@ -128,4 +128,4 @@ def solve(problem: RefusalProblem, config: Config, ctx: RunContext) -> RefusalRe
     return RefusalResult(layer_scores=scores, direction_layer=best, ablated_refused=ablated,
                          attack_mask=np.zeros(n, bool), attacked_prompts=("",) * n,
                          attacked_refused=np.zeros(n, bool), random_refused=np.zeros(n, bool),
-                         secondary_effect=effects)
+                         secondary_effect=effects, ablation=ablate)

@@ -16,7 +16,9 @@ by `numpy.linalg.solve`. A method sees the functions only through `problem.oracl
 ‖z_k − z*‖² / ‖z_0 − z*‖² after each of the method's iterations (`oracle.record(x, y)`); the
 recording is the measurement, it never feeds back into the method except to stop the run once
 the error is at the task's target (ε = 1e-8) or the call budget is spent. `score` reads the
-counts at which the target was first met and fits log-error against each counter.
+counts at which the target was first met and fits log-error against each counter, from the record of the oracle
+the problem handed out (kept on the problem's `bench.observe.Meter`), never from a history the method wrote: a
+Result whose history is not that record, or a solve that spent calls on another oracle, is a `Misreport`.
 
 Effective strong convexity (UNVERIFIED reading of the paper's δ_x, δ_y): the curvature
 B lends x is μ_yx²/L_y (max_y ⟨y,Bx⟩ − g(y) = g*(Bx) is (1/L_y)-strongly convex in Bx), the one
@@ -35,11 +37,12 @@ bilinear bound √κ_xy = L_xy/μ_xy.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from bench.observe import Meter, Misreport
 from bench.spec import Metric
 
 COUNTERS = ("grad_f", "grad_g", "matvec")  # the three oracle classes of the paper (B and Bᵀ pooled)
@@ -84,17 +87,22 @@ class Problem:
     kappa_xy: float               # L_xy²/(δ_x δ_y)
     target: float                 # ε: the run is measured until ‖z−z*‖²/‖z0−z*‖² ≤ ε
     kkt_residual: float           # ‖K z* − rhs‖ / ‖rhs‖ of the linear solve
+    meter: Meter = field(init=False, repr=False)  # keeps the oracles handed out, for score to read their records
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "meter", Meter())
 
     def oracle(self, ctx: Any = None, max_calls: int = 2_000_000) -> "Oracle":
         """A fresh counting oracle for one run (ctx: progress and deadline checks)."""
-        return Oracle(self, ctx, max_calls)
+        return self.meter.issue(Oracle(self, ctx, max_calls))
 
 
 @dataclass(frozen=True, eq=False)
 class Result:
     x: np.ndarray          # (d_x,) last iterate
     y: np.ndarray          # (d_y,)
-    history: np.ndarray    # (K, 5): ∇f calls, ∇g calls, B calls, Bᵀ calls, relative error, per record
+    history: np.ndarray    # (K, 5): ∇f calls, ∇g calls, B calls, Bᵀ calls, relative error, per record (a copy of
+                           # the oracle's record: score reads the oracle's own, and refuses a history that differs)
     stop_reason: str       # target | budget | diverged | finished
 
 
@@ -366,9 +374,34 @@ def linear_fit(history: np.ndarray, counter: str, stop: int | None = None,
     return float(slope), r2
 
 
+def observed_history(problem: Problem, result: Result) -> np.ndarray:
+    """The record of the oracle this problem handed out whose copy the result carries (the oracle's own rows, task
+    code's counts); Misreport when no issued oracle kept that record, or when, in a solve the harness delimited,
+    another oracle was spent on that the result does not account for."""
+    claimed = np.asarray(result.history, dtype=float)
+    issued = list(problem.meter.issued)
+    for oracle in reversed(issued):
+        rows = np.array(oracle._rows, dtype=float)
+        if rows.shape == claimed.shape and np.array_equal(rows, claimed):
+            break
+    else:
+        raise Misreport(f"the result's history ({claimed.shape[0]} records) is not the record of any of the "
+                        f"{len(issued)} oracle(s) this problem handed out: the counts would be the method's word")
+    if problem.meter.reading().delimited:
+        hidden = sum(o.total_calls for o in issued if o is not oracle)
+        if hidden:
+            raise Misreport(f"the solve spent {hidden} oracle calls on other oracles than the one whose record the "
+                            "result carries")
+    return rows
+
+
 def score(problem: Problem, result: Result) -> dict[str, float]:
-    h = result.history
-    final = (_sq(result.x - problem.x_star) + _sq(result.y - problem.y_star)) / (
+    return score_record(problem, result.x, result.y, observed_history(problem, result))
+
+
+def score_record(problem: Problem, x: np.ndarray, y: np.ndarray, h: np.ndarray) -> dict[str, float]:
+    """The metrics of a run ending at (x, y) whose oracle recorded `h` (score, after checking where h came from)."""
+    final = (_sq(x - problem.x_star) + _sq(y - problem.y_star)) / (
         _sq(problem.x0 - problem.x_star) + _sq(problem.y0 - problem.y_star))
     hit = first_reach(h, problem.target)
     scores = {
@@ -397,12 +430,14 @@ def score(problem: Problem, result: Result) -> dict[str, float]:
 
 
 def trace(problem: Problem, result: Result, points: int = 200) -> dict[str, list[tuple[int, float]]]:
-    """Curves err_vs_<counter>: relative error against each oracle count (≤ `points` each).
+    """Curves err_vs_<counter>: relative error against each oracle count (≤ `points` each), from the oracle's record
+    (`trace_record`)."""
+    return trace_record(observed_history(problem, result), points)
 
-    For each distinct count the last error recorded at that count is kept; the counts are then
-    thinned to about `points`, evenly spaced, always keeping the first and the last.
-    """
-    h = result.history
+
+def trace_record(h: np.ndarray, points: int = 200) -> dict[str, list[tuple[int, float]]]:
+    """The curves of an oracle record `h`: for each distinct count the last error recorded at that count is kept;
+    the counts are then thinned to about `points`, evenly spaced, always keeping the first and the last."""
     err = h[:, _COLUMNS["error"]]
     curves = {}
     for counter in COUNTERS:

@@ -20,6 +20,7 @@ import pytest
 import torch
 
 from bench.context import RunContext
+from bench.observe import observing
 from methods.decoding import autoregressive, slem, slrs, speculative, tli
 from tasks.decoding import score
 
@@ -30,7 +31,9 @@ GREEDY = {"speculative": speculative, "slem": slem, "tli": tli}
 def test_greedy_outputs_equal_the_targets_greedy_decoding(trained_pair, name):
     module = GREEDY[name]
     for k in (1, 5, 20):
-        result = module.solve(trained_pair, module.Config(do_sample=False, num_assistant_tokens=k), RunContext(seed=0))
+        with observing(trained_pair):  # the session's problem is solved many times: count each solve on its own
+            result = module.solve(trained_pair, module.Config(do_sample=False, num_assistant_tokens=k),
+                                  RunContext(seed=0))
         scores = score(trained_pair, result)
         assert result.outputs == trained_pair.reference
         assert scores["greedy_exact_match"] == 1.0
@@ -39,7 +42,8 @@ def test_greedy_outputs_equal_the_targets_greedy_decoding(trained_pair, name):
 
 
 def test_autoregressive_makes_one_target_call_per_token(trained_pair):
-    result = autoregressive.solve(trained_pair, autoregressive.Config(), RunContext(seed=0))
+    with observing(trained_pair):
+        result = autoregressive.solve(trained_pair, autoregressive.Config(), RunContext(seed=0))
     scores = score(trained_pair, result)
     assert scores["target_calls_per_token"] == 1.0 and scores["greedy_exact_match"] == 1.0
 

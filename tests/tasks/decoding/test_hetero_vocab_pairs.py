@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from bench.context import RunContext
+from bench.observe import observing
 from methods.decoding.tli import intersection, output_size
 from tasks.decoding import DecodingResult, score
 from tasks.decoding._corpus import CODE_PROMPT, KINDS, corpus
@@ -81,16 +82,24 @@ def test_saved_directories_load_like_hub_ids(small):
 
 
 def test_score_counts_calls_acceptance_and_exact_match(small):
+    """The arithmetic of score on a made-up result; the counts are what the problem's meter holds (here written by
+    the test in the harness's place: tests/tasks/decoding/test_observed_costs.py has the hooks count them)."""
     _, problem = small
     outputs = (problem.reference[0], problem.reference[1], problem.reference[2][:-1] + (99999,))
     tokens = sum(len(o) for o in outputs)
+    with observing(problem) as meter:
+        meter.count("target", tokens // 2)
+        meter.count("drafter_rows", 10)
     result = DecodingResult(outputs=outputs, target_calls=tokens // 2, drafter_calls=10, drafted=8, accepted=6,
                             seconds=1.0, greedy=True)
     s = score(problem, result)
     assert s["target_calls_per_token"] == pytest.approx((tokens // 2) / tokens)
     assert s["acceptance_rate"] == 0.75 and s["greedy_exact_match"] == pytest.approx(2 / 3)
     assert s["modelled_speedup"] == pytest.approx(tokens / (tokens // 2 + 0.05 * 10))
-    assert "greedy_exact_match" not in score(problem, DecodingResult(outputs, 1, 0, 0, 0, 1.0, greedy=False))
+    assert s["tokens_per_second"] == tokens / problem.meter.reading().seconds  # the harness's clock, not `seconds`
+    with observing(problem) as meter:
+        meter.count("target", tokens)
+    assert "greedy_exact_match" not in score(problem, DecodingResult(outputs, tokens, 0, 0, 0, 1.0, greedy=False))
 
 
 @pytest.mark.parametrize("bad", [{"prompts_per_kind": 0}, {"drafter_vocab": 50}, {"dtype": "int8"},
