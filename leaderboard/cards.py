@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from leaderboard.claims import Claim, ClaimValues, Paper, Verdict
+from leaderboard.claims import Claim, ClaimValues, Paper, Verdict, gap_and_se, paired_gaps, seeds_holding
 from leaderboard.queries import summarize
 
 VERDICT_COLORS = {"reproduced": "#2e7d32", "partially": "#f9a825", "not reproduced": "#c62828",
@@ -77,16 +77,11 @@ def _tolerance_words(tol: dict, fmt) -> str:
     return f"within ± {fmt(float(tol.get('atol', 0.0)))}"
 
 
-def seeds_holding(claim: Claim, values: np.ndarray) -> list[int]:
-    """Per adjacent pair of groups, the seeds in which the claimed order holds strictly (by min_gap where set)."""
-    sign = 1.0 if claim.expect.get("order", "increasing") == "increasing" else -1.0
-    min_gap = float(claim.expect.get("min_gap") or 0.0)
-    counts = []
-    for a, b in zip(values, values[1:]):
-        gaps = sign * (b - a)
-        ok = np.isfinite(gaps) & ((gaps > 0) if min_gap == 0 else (gaps >= min_gap))
-        counts.append(int(ok.sum()))
-    return counts
+def holding(claim: Claim, values: np.ndarray) -> list[int]:
+    """Per adjacent pair of groups, the seeds in which the claimed order holds, as the verdict counts them."""
+    expect = claim.expect
+    return seeds_holding(values, expect.get("order", "increasing"), float(expect.get("slack", 0.0)),
+                         expect.get("min_gap"))
 
 
 def criterion_words(claim: Claim, data: ClaimValues | None, verdict: Verdict, fmt) -> str:
@@ -119,7 +114,7 @@ def criterion_words(claim: Claim, data: ClaimValues | None, verdict: Verdict, fm
     elif "margin_se" in expect:
         words += f", mean paired gap > {expect['margin_se']:g} SE"
     if data is not None and data.values.shape[1] > 1 and np.isfinite(data.values).any():
-        counts = seeds_holding(claim, data.values)
+        counts = holding(claim, data.values)
         seeds = data.values.shape[1]
         words += f"; holds in {min(counts)} of {seeds} seeds" + (" (weakest pair)" if len(counts) > 1 else "")
         if "seeds_holding" in expect:
@@ -132,13 +127,10 @@ def criterion_words(claim: Claim, data: ClaimValues | None, verdict: Verdict, fm
 
 def gaps_in_se(claim: Claim, values: np.ndarray) -> list[float]:
     """Per adjacent pair, the mean paired gap in the claimed direction over its standard error."""
-    sign = 1.0 if claim.expect.get("order", "increasing") == "increasing" else -1.0
     out = []
-    for a, b in zip(values, values[1:]):
-        gaps = sign * (b - a)
-        gaps = gaps[np.isfinite(gaps)]
-        se = float(np.std(gaps, ddof=1) / np.sqrt(len(gaps))) if len(gaps) > 1 else float("nan")
-        out.append(float(np.mean(gaps)) / se if se > 0 else float("nan"))
+    for gaps in paired_gaps(values, claim.expect.get("order", "increasing")):
+        gap, se = gap_and_se(gaps)
+        out.append(gap / se if se > 0 else float("nan"))
     return out
 
 

@@ -433,18 +433,11 @@ class _Judge:
                                   "; ".join([*criteria, f"ordering holds; values differ beyond {tol}"]))
         return self._make("reproduced" if holds else "not reproduced", means, text, "; ".join(criteria))
 
-    def _paired_gaps(self, order: str) -> list[np.ndarray]:
-        """Per adjacent pair of groups, the per-seed gaps in the claimed direction (positive = as claimed)."""
-        values, sign = self.group_seed_values(self.claim.metric), _sign(order)
-        return [sign * (b - a) for a, b in zip(values, values[1:])]
-
     def _margin(self, order: str, margin: float) -> tuple[bool, list[str]]:
         """Mean paired gap ≥ margin × its standard error (strictly above when margin ≥ 0), every pair."""
         holds, parts = True, []
-        for gaps in self._paired_gaps(order):
-            gaps = gaps[np.isfinite(gaps)]
-            se = float(np.std(gaps, ddof=1) / np.sqrt(len(gaps))) if len(gaps) > 1 else float("nan")
-            gap = float(np.mean(gaps)) if len(gaps) else float("nan")
+        for gaps in paired_gaps(self.group_seed_values(self.claim.metric), order):
+            gap, se = gap_and_se(gaps)
             ok = np.isfinite(se) and (gap > margin * se if margin >= 0 else gap >= margin * se)
             holds = holds and bool(ok)
             parts.append(f"paired gap {_fmt(gap)} = {gap / se:.2g} SE (SE {_fmt(se)})" if se > 0
@@ -471,11 +464,8 @@ class _Judge:
 
     def _seeds_holding(self, order: str, slack: float, needed: int) -> tuple[bool, str]:
         """Per adjacent pair, the seeds in which the claimed relation holds (with min_gap: by that gap in the seed)."""
-        values, min_gap = self.group_seed_values(self.claim.metric), self.claim.expect.get("min_gap")
-        if min_gap is None:
-            counts = [sum(_ordered(x, y, order, slack) for x, y in zip(a, b)) for a, b in zip(values, values[1:])]
-        else:
-            counts = [sum(_clears(g, float(min_gap)) for g in gaps) for gaps in self._paired_gaps(order)]
+        values = self.group_seed_values(self.claim.metric)
+        counts = seeds_holding(values, order, slack, self.claim.expect.get("min_gap"))
         return all(n >= needed for n in counts), (f"holds in {', '.join(map(str, counts))} of {values.shape[1]} seeds "
                                                   f"(needs ≥ {needed})")
 
@@ -528,6 +518,27 @@ def claim_values(claim: Claim, store: Store, registry: Registry, seeds: int | No
     return ClaimValues(tuple(g.label() for g in claim.groups), judge.group_seed_values(claim.metric),
                        judge.group_seed_values(claim.x_metric) if claim.x_metric else None,
                        tuple(tuple(keys) for keys in judge.done_keys))
+
+
+def paired_gaps(values: np.ndarray, order: str) -> list[np.ndarray]:
+    """Per adjacent pair of groups of (groups, seeds) values, the per-seed gaps in the claimed direction (positive =
+    as claimed)."""
+    sign = _sign(order)
+    return [sign * (b - a) for a, b in zip(values, values[1:])]
+
+
+def gap_and_se(gaps: np.ndarray) -> tuple[float, float]:
+    """The mean of a pair's finite per-seed gaps and its standard error (NaN below two seeds)."""
+    gaps = gaps[np.isfinite(gaps)]
+    se = float(np.std(gaps, ddof=1) / np.sqrt(len(gaps))) if len(gaps) > 1 else float("nan")
+    return (float(np.mean(gaps)) if len(gaps) else float("nan")), se
+
+
+def seeds_holding(values: np.ndarray, order: str, slack: float = 0.0, min_gap: float | None = None) -> list[int]:
+    """Per adjacent pair, the seeds in which the claimed relation holds (with min_gap: by that gap in the seed)."""
+    if min_gap is None:
+        return [sum(_ordered(x, y, order, slack) for x, y in zip(a, b)) for a, b in zip(values, values[1:])]
+    return [sum(_clears(g, float(min_gap)) for g in gaps) for gaps in paired_gaps(values, order)]
 
 
 def _sign(order: str) -> float:

@@ -26,3 +26,13 @@ def default_sigint() -> None:
     KeyboardInterrupt even when the test run itself was started in the background (shells start background jobs
     with SIGINT ignored, and an ignored disposition is inherited through exec)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def smallest_refusal_problem(cache_dir: Path):
+    """The safety world (refusal_finetune) at its smallest settings, its tiny models cached in `cache_dir`: the
+    problem the safety method, oracle and scorer tests share."""
+    from bench.context import RunContext
+    from tasks.safety import refusal_finetune
+
+    config = refusal_finetune.Config(**refusal_finetune.SMALLEST, cache_dir=str(cache_dir))
+    return refusal_finetune.build(config, RunContext(0).for_task())

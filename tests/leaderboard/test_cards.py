@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from leaderboard.cards import (chip, criterion_words, decimals_for, fmt_significant, formatter, make_card, mean_ci,
-                               seeds_holding)
+                               holding)
 from leaderboard.claims import CellGroup, Claim, ClaimValues, Paper, Verdict
 
 
@@ -52,10 +52,10 @@ def test_mean_ci_is_the_t_interval_over_the_seeds():
 
 def test_seeds_holding_counts_strict_wins_and_min_gap_wins():
     values = np.array([[1.0, 2.0, 3.0], [1.5, 2.0, 2.0]])
-    assert seeds_holding(_claim(), values) == [1]                          # a tie (2, 2) is no win
-    assert seeds_holding(_claim(expect={"order": "decreasing"}), values) == [1]
-    assert seeds_holding(_claim(expect={"order": "increasing", "min_gap": 0.5}), values) == [1]
-    assert seeds_holding(_claim(expect={"order": "increasing", "min_gap": 0.6}), values) == [0]
+    assert holding(_claim(), values) == [1]                          # a tie (2, 2) is no win
+    assert holding(_claim(expect={"order": "decreasing"}), values) == [1]
+    assert holding(_claim(expect={"order": "increasing", "min_gap": 0.5}), values) == [1]
+    assert holding(_claim(expect={"order": "increasing", "min_gap": 0.6}), values) == [0]
 
 
 def test_ordering_criterion_names_the_order_the_margin_and_the_seeds():

@@ -8,8 +8,9 @@ from bench.context import RunContext
 from methods.safety import label_oracle, multi_direction
 from methods.safety._hooks import stream_states
 from methods.safety._pipeline import make_ablation, refusals
-from tasks.safety import ANALYSIS, TEST, refusal_finetune, score, threshold_accuracy
+from tasks.safety import ANALYSIS, TEST, score, threshold_accuracy
 from tasks.safety._lm import chat_prompts
+from tests.helpers import smallest_refusal_problem
 
 
 def test_label_directions_of_planted_states():
@@ -27,8 +28,7 @@ def test_label_directions_of_planted_states():
 
 @pytest.fixture(scope="module")
 def problem(tmp_path_factory):
-    config = refusal_finetune.Config(**refusal_finetune.SMALLEST, cache_dir=str(tmp_path_factory.mktemp("c")))
-    return refusal_finetune.build(config, RunContext(0).for_task())
+    return smallest_refusal_problem(tmp_path_factory.mktemp("c"))
 
 
 def test_oracle_measures_as_the_methods_do(problem):

@@ -8,14 +8,14 @@ from methods.safety import multi_direction, single_direction
 from methods.safety._directions import components, orient, shift_residual
 from methods.safety._hooks import stream_states
 from methods.safety._pipeline import make_ablation, refusals
-from tasks.safety import ANALYSIS, TEST, layer_accuracies, refusal_finetune, score
+from tasks.safety import ANALYSIS, TEST, layer_accuracies, score
 from tasks.safety._lm import chat_prompts
+from tests.helpers import smallest_refusal_problem
 
 
 @pytest.fixture(scope="module")
 def problem(tmp_path_factory):
-    config = refusal_finetune.Config(**refusal_finetune.SMALLEST, cache_dir=str(tmp_path_factory.mktemp("c")))
-    return refusal_finetune.build(config, RunContext(0).for_task())
+    return smallest_refusal_problem(tmp_path_factory.mktemp("c"))
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,9 @@ import pytest
 from bench.context import RunContext
 from bench.observe import Misreport
 from methods.safety import multi_direction, single_direction
-from tasks.safety import measured_refusals, refusal_finetune, refusals, score
+from tasks.safety import measured_refusals, refusals, score
 from tests.tasks._claimed import OBSERVED, OUTPUT, PROBLEM, REPORTED, claimed_metrics
+from tests.helpers import smallest_refusal_problem
 
 CLAIMED = ("ablation_refusal_drop", "ablation_benign_change", "attack_success", "attack_refusal_drop",
            "best_layer_accuracy", "late_layer_accuracy", "jailbreak_refusal_rate")
@@ -25,8 +26,7 @@ CLAIMED = ("ablation_refusal_drop", "ablation_benign_change", "attack_success", 
 
 @pytest.fixture(scope="module")
 def problem(tmp_path_factory):
-    config = refusal_finetune.Config(**refusal_finetune.SMALLEST, cache_dir=str(tmp_path_factory.mktemp("c")))
-    return refusal_finetune.build(config, RunContext(0).for_task())
+    return smallest_refusal_problem(tmp_path_factory.mktemp("c"))
 
 
 @pytest.fixture(scope="module")
