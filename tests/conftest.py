@@ -30,9 +30,10 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(items):
     """Items marked `cost(seconds)` first, dearest first; the rest after them in their own order.
 
-    pytest-xdist hands the first items out round-robin and the rest as workers free up, so this is the
-    longest-first schedule: the slow tier's 800-second reproduction starts at once instead of running alone at the
-    end while the other worker idles. The order is the same in every worker, as xdist requires."""
+    Under pytest-xdist this is the longest-first schedule: the slow tier's 900-second reproduction starts at once
+    instead of running alone at the end while the other worker idles (.ci/run adds `--maxschedchunk 1`: xdist's
+    default first chunk would hand one worker the ten dearest items at once). The order is the same in every worker,
+    as xdist requires."""
     def cost(item) -> float:
         mark = item.get_closest_marker("cost")
         return mark.args[0] if mark is not None else -1.0

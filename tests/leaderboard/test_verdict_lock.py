@@ -22,15 +22,13 @@ from tests.leaderboard.paper_cli import bench, verdicts
 
 REGISTRY = Registry.discover()
 PAPERS = REGISTRY.papers()
-# CI's slow tier reproduces every paper but BY_HAND, heaviest first (tests/conftest.py orders the items by their
-# `cost` mark, the lock's wall seconds, so that two workers finish together). The heavy tier, compared by hand with
-# `pytest -m heavy -n 2`, takes those and one claim: prob-verification's k = 7 timing claim, whose wall-time ratio
-# belongs to the machine and its load (3.3x in one lock, 1.98x and 1.40x against its 2x bar in the next; its claims
-# file says fragile). Its other timing claims sit far from their bars (0.36x and 0.33x against 2x and 10x) and stay.
+# CI's slow tier reproduces every paper, heaviest first (tests/conftest.py orders the items by their `cost` mark, the
+# lock's wall seconds, and .ci/run hands them out one at a time, so that two workers finish together). The
+# heavy tier, compared by hand with `pytest -m heavy -n 2`, takes one claim: prob-verification's k = 7 timing claim,
+# whose wall-time ratio belongs to the machine and its load (3.3x in one lock, 1.98x and 1.40x against its 2x bar in
+# the next; its claims file says fragile). Its other timing claims sit far from their bars (0.36x and 0.33x against 2x
+# and 10x) and stay.
 MACHINE_TIMED = {"prob-verification": {"pv-beats-enumeration-k7"}}
-# and one paper for CI's time: its reproduction alone takes 570-700 s of one worker, and with it the whole of
-# `.ci/run` came to 2,726 s of its 3,000 on a fresh clone here (2026-12-05)
-BY_HAND = {"eraseanything"}
 
 
 def _lock_cost(slug: str) -> float:
@@ -99,8 +97,8 @@ def _reproduce(slug: str, tmp_path, compared) -> dict[str, tuple[str, str]]:
     return {cid: pair for cid, pair in disagreements(verdicts, lock).items() if compared(cid)}
 
 
-@pytest.mark.parametrize("slug", [pytest.param(s, marks=[pytest.mark.heavy if s in BY_HAND else pytest.mark.slow,
-                                                         pytest.mark.cost(_lock_cost(s))]) for s in PAPERS])
+@pytest.mark.parametrize("slug", [pytest.param(s, marks=[pytest.mark.slow, pytest.mark.cost(_lock_cost(s))])
+                                  for s in PAPERS])
 def test_a_fresh_reproduction_gives_the_locked_verdicts(slug, tmp_path):
     assert _reproduce(slug, tmp_path, lambda cid: cid not in MACHINE_TIMED.get(slug, ())) == {}
 
