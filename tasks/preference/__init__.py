@@ -39,6 +39,12 @@ policy's whole table log πθ(y|x) and β (`BanditPreferenceResult`); every metr
 * `train_loss`: the method's training objective on all the data at the end.
 * `true_value_at_kl`: the KL–reward frontier at one point: J linearly interpolated, along the method's training
   trace of (KL, J), at the first point where its KL reaches the task's `kl_budget` (absent if it never does).
+* `slope1_error_at_kl`: ε̂ of the policy that training stopped at KL(πθ‖π_ref) = `kl_budget` would give: ε̂
+  linearly interpolated along the trace where its KL first reaches the budget, or the final policy's ε̂ if training
+  never moves that far (a method that learns nothing keeps its zero reward's ε̂). The bandit's data are nearly
+  separable and have no finite DPO / EPA minimiser, so the final ε̂ grows with the training budget (it ranks how
+  far each method's logits run away); stopped at one KL, every method has moved equally far from π_ref and ε̂
+  compares how linear in r*/τ the rewards are (the paper trains for a fixed few epochs, never to convergence).
 """
 
 from __future__ import annotations
@@ -120,6 +126,8 @@ METRICS = {
     "true_value": Metric(True, "", False, "exact J = E_x E_{y~πθ} r*(x, y) (bandit world)"),
     "train_loss": Metric(False, "nats", False, "the method's training objective on all the data at the end"),
     "true_value_at_kl": Metric(True, "", False, "J where the training trace first reaches KL(πθ‖π_ref) = kl_budget"),
+    "slope1_error_at_kl": Metric(False, "", False, "slope1_error where the training trace first reaches "
+                                 "KL(πθ‖π_ref) = kl_budget (the final one if it never does)", bounds=(0.0, None)),
     **{f"win_rate_{c}": Metric(True, "", False, f"win rate on the {c} prompts", bounds=(0.0, 1.0))
        for c in CATEGORIES},
     **{f"gold_reward_{c}": Metric(True, "", False, f"mean gold reward on the {c} prompts") for c in CATEGORIES},
@@ -278,7 +286,7 @@ def kl_and_value(log_policy: np.ndarray, ref_logp: np.ndarray, reward: np.ndarra
 
 
 def value_at_kl(kls, values, budget: float) -> float | None:
-    """J linearly interpolated where the trace's KL first reaches `budget` (None if it never does)."""
+    """A trace's values (J, ε̂) linearly interpolated where its KL first reaches `budget` (None if it never does)."""
     for i in range(1, len(kls)):
         if kls[i - 1] < budget <= kls[i]:
             share = (budget - kls[i - 1]) / (kls[i] - kls[i - 1])
@@ -298,10 +306,14 @@ def _score_bandit(problem: BanditPreferenceProblem, result: BanditPreferenceResu
     seen = masked_slope1_metrics(implicit, target, problem.seen)
     scores.update({f"{k}_seen": v for k, v in seen.items()})
     if result.trace:
-        points = [kl_and_value(np.asarray(lp, float), ref, problem.true_reward) for _, lp in result.trace]
-        at = value_at_kl([k for k, _ in points], [v for _, v in points], problem.kl_budget)
+        tables = [np.asarray(lp, float) for _, lp in result.trace]
+        kls, values = zip(*(kl_and_value(lp, ref, problem.true_reward) for lp in tables))
+        at = value_at_kl(kls, values, problem.kl_budget)
         if at is not None:
             scores["true_value_at_kl"] = at
+        errors = [slope1_metrics(result.beta * (lp - ref), target)["slope1_error"] for lp in tables]
+        stopped = value_at_kl(kls, errors, problem.kl_budget)
+        scores["slope1_error_at_kl"] = scores["slope1_error"] if stopped is None else stopped
     return scores
 
 

@@ -17,7 +17,10 @@ the seen set is 4 cells per prompt): the seen set then covers a good share of V 
 compares is still compared about once, a sparse comparison graph as in UltraFeedback. The data are nearly
 separable, so neither the DPO nor the EPA loss has a finite minimiser in every direction (a response that only
 ever wins keeps rising): the methods train for a fixed budget. KL–reward frontier: J at KL = `kl_budget` = 1
-nat along each method's training trace.
+nat along each method's training trace, and the slope-1 error of the claims is read there too (`slope1_error_at_kl`:
+training stopped at that KL; the final ε̂ grows with the budget).
+
+Version 2: score gained `slope1_error_at_kl` (runs stored under version 1 lack it and are re-run).
 """
 
 from __future__ import annotations
@@ -64,7 +67,7 @@ class Config:
                              f"or labels {self.labels!r} (allowed: {', '.join(LABELS)}) unknown")
 
 
-@task(family="preference", config=Config, version=1, problem=BanditPreferenceProblem, smallest=SMALLEST)
+@task(family="preference", config=Config, version=2, problem=BanditPreferenceProblem, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> BanditPreferenceProblem:
     rng = ctx.rng
     reward = true_reward(config.prompts, config.responses, config.reward_rank, config.shared, rng)

@@ -1,6 +1,7 @@
 """The tabular bandit world (EPA spec §7.1): its data against its definition, exact metrics against hand
 computations."""
 
+import dataclasses
 import math
 import os
 import subprocess
@@ -111,6 +112,22 @@ def test_true_value_at_kl_interpolates_the_trace():
     scores = score(problem, BanditPreferenceResult(log_policy=policy, beta=beta, train_loss=0.0, trace=trace))
     kl, j0 = scores["kl_to_reference"], float((np.exp(problem.ref_logp) * problem.true_reward).sum(1).mean())
     assert scores["true_value_at_kl"] == pytest.approx(j0 + (0.1 / kl) * (0.275 - j0))
+
+
+def test_slope1_error_at_kl_is_the_error_where_training_would_stop():
+    """ε̂ interpolated like J: from the zero reward's (the target's within-prompt variance) at KL 0 toward the final
+    policy's, at KL 0.1 of the toy's 0.2241; a trace that never reaches the budget keeps its final ε̂."""
+    problem, policy, beta = _toy()
+    target = problem.true_reward / 2.0
+    zero = np.mean((target - target.mean(axis=1, keepdims=True)) ** 2)   # each row's variance is 1/6
+    assert zero == pytest.approx(1 / 6)
+    trace = ((0, problem.ref_logp), (10, policy))
+    scores = score(problem, BanditPreferenceResult(log_policy=policy, beta=beta, train_loss=0.0, trace=trace))
+    share = 0.1 / scores["kl_to_reference"]
+    assert scores["slope1_error_at_kl"] == pytest.approx(zero + share * (scores["slope1_error"] - zero))
+    far = dataclasses.replace(problem, kl_budget=5.0)                   # never reached: the final policy's ε̂
+    scores = score(far, BanditPreferenceResult(log_policy=policy, beta=beta, train_loss=0.0, trace=trace))
+    assert scores["slope1_error_at_kl"] == scores["slope1_error"] and "true_value_at_kl" not in scores
 
 
 def test_bad_settings_fail_in_one_line():
