@@ -96,6 +96,10 @@ def criterion_words(claim: Claim, data: ClaimValues | None, verdict: Verdict, fm
                  f"≤ {fmt(expect['max'])}" if "max" in expect else ""]
         which = "every group's mean" if len(labels) > 1 else "the mean"
         return f"{claim.metric}: {which} {' and '.join(filter(None, parts))}"
+    if claim.kind == "tracking":
+        models = f" ({verdict.ours_text})" if verdict.ours_text else ""
+        return (f"across the {len(labels)} settings' runs, each run a model: |corr({claim.x_metric}, {claim.metric})| "
+                f"beats |corr({expect['against']}, {claim.metric})| by ≥ {float(expect['min_advantage']):g}{models}")
     if claim.kind == "rate":
         window = "" if not claim.x_range else f" over [{claim.x_range[0]:g}, {claim.x_range[1]:g}]"
         over = (f"{claim.curve} against step{window}" if claim.curve
@@ -165,9 +169,10 @@ def make_card(verdict: Verdict, paper: Paper, data: ClaimValues | None, cpu_s: f
     """The card of one verdict; `data` is None where nothing is stored (the lock's reference run: means only)."""
     claim = verdict.claim
     fmt = formatter(claim)
-    if data is not None and np.isfinite(data.values).any() and claim.kind != "rate":
+    per_group = claim.kind not in ("rate", "tracking")  # a slope or a correlation is one number over the groups
+    if data is not None and np.isfinite(data.values).any() and per_group:
         ours = [f"{label}: {mean_ci(row, fmt)}" for label, row in zip(data.labels, data.values)]
-    elif verdict.ours and claim.kind != "rate" and len(verdict.ours) == len(claim.groups):
+    elif verdict.ours and per_group and len(verdict.ours) == len(claim.groups):
         ours = [f"{g.label()}: {fmt(m)}" for g, m in zip(claim.groups, verdict.ours)]
     else:
         ours = [verdict.ours_text or "—"]

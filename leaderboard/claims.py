@@ -16,6 +16,10 @@ Claim kinds:
             the plain comparison of means.
   rate      a log-log slope within expect {slope: s, tolerance: d}: of a curve over a step range
             (`curve`, `x_range`), or of the metric across cell groups against `x_metric`.
+  tracking  `x_metric` tracks `metric` across models better than another metric does: over every finished run of
+            every cell group (each run a model; at least 3 groups), |corr(x_metric, metric)| minus
+            |corr(expect.against, metric)| is at least expect.min_advantage (the paper's "correlates 0.85 against
+            0.62 across models").
 Verdicts: reproduced, not reproduced, partially, uninformative, inconclusive, not run, insufficient seeds. Each
 states the scale it was measured at (paper-scale | cpu-full | cpu-reduced) and, in words, how our
 setting differs from the paper's.
@@ -53,8 +57,10 @@ from bench.spec import Cell
 from bench.store import Store
 from bench.cells import Entry, make_cell
 
-KINDS = ("value", "bound", "ordering", "rate")
+KINDS = ("value", "bound", "ordering", "rate", "tracking")
 ORDERING_KEYS = ("order", "slack", "min_gap", "min_ratio", "tolerance", "seeds_holding", "margin_se")
+TRACKING_KEYS = ("against", "min_advantage")
+MIN_TRACKING_SETTINGS = 3  # a correlation across fewer settings than this says nothing
 CPU_SCALES = ("cpu-full", "cpu-reduced")
 SCALES = ("paper-scale", "cpu-full", "cpu-reduced")
 FIDELITIES = ("faithful", "reconstructed", "approximate")
@@ -247,13 +253,15 @@ def load_paper(registry: Registry, slug: str) -> Paper:
 def _validate(claim: Claim, registry: Registry, path) -> None:
     if claim.kind == "ordering":
         _validate_ordering(claim, path)
+    if claim.kind == "tracking":
+        _validate_tracking(claim, path)
     for group in (*claim.groups, *claim.control):
         registry.listing("method", group.method)
         family = registry.declared_metrics(registry.listing("task", group.task).family)
         reason = registry.incompatibility(group.method, group.task)
         if reason:
             raise BenchError(f"{path}: claim {claim.id!r}: {reason}")
-        for metric in filter(None, (claim.metric, claim.x_metric)):
+        for metric in filter(None, (claim.metric, claim.x_metric, claim.expect.get("against"))):
             if family.metric(metric) is None:
                 allowed = [*family.metrics, *(f"{prefix}*" for prefix in family.metric_prefixes)]
                 raise BenchError(f"{path}: claim {claim.id!r}: unknown metric {metric!r}; "
@@ -281,6 +289,17 @@ def _validate_ordering(claim: Claim, path) -> None:
     if "min_ratio" in expect and not (isinstance(expect["min_ratio"], (int, float)) and expect["min_ratio"] > 1):
         raise BenchError(f"{where}: min_ratio must be a number above 1 (how many times better), "
                          f"got {expect['min_ratio']!r}")
+
+
+def _validate_tracking(claim: Claim, path) -> None:
+    expect, where = claim.expect, f"{path}: claim {claim.id!r}"
+    if set(expect) != set(TRACKING_KEYS) or not claim.x_metric:
+        raise BenchError(f"{where}: a tracking claim needs x_metric (the tracker), metric (what it tracks) and expect "
+                         f"with exactly {', '.join(TRACKING_KEYS)} (the metric it must track better than, by how much)")
+    for groups, what in ((claim.groups, "cells"), (claim.control, "control cells")):
+        if groups and len(groups) < MIN_TRACKING_SETTINGS:
+            raise BenchError(f"{where}: a tracking claim correlates across settings: its {what} need "
+                             f">= {MIN_TRACKING_SETTINGS} settings, got {len(groups)}")
 
 
 def group_cells(group: CellGroup, registry: Registry, seeds: int, check: bool = False) -> list[Cell]:
@@ -491,6 +510,23 @@ class _Judge:
         return self._make("reproduced" if ok else "not reproduced", [slope], f"slope {slope:.3f}",
                           f"{what}; expected {target:g} ± {tol:g}")
 
+    def _tracking(self) -> Verdict:
+        """|corr(x_metric, metric)| − |corr(against, metric)| across every finished run of every setting (each run a
+        model, as the paper's correlation runs across models), at least `min_advantage`."""
+        c = self.claim
+        against, need = c.expect["against"], float(c.expect["min_advantage"])
+        tracked, tracker, baseline = (self.group_seed_values(m).ravel() for m in (c.metric, c.x_metric, against))
+        keep = np.isfinite(tracked) & np.isfinite(tracker) & np.isfinite(baseline)
+        ours, theirs = abs_correlation(tracker[keep], tracked[keep]), abs_correlation(baseline[keep], tracked[keep])
+        if not (np.isfinite(ours) and np.isfinite(theirs)):
+            return self._make("not reproduced", [], "n/a", f"no correlation over {int(keep.sum())} runs "
+                                                           f"(fewer than 3, or a metric constant across them)")
+        advantage = ours - theirs
+        text = (f"|corr({c.x_metric}, {c.metric})| {_fmt(ours)} vs |corr({against}, {c.metric})| {_fmt(theirs)} "
+                f"over {int(keep.sum())} runs")
+        return self._make("reproduced" if advantage >= need else "not reproduced", [ours, theirs], text,
+                          f"advantage {_fmt(advantage)} (needs ≥ {need:g}) across {len(c.groups)} settings")
+
     def _mean_curve(self) -> tuple[np.ndarray, np.ndarray]:
         """The seed-averaged curve of the first group, restricted to x_range."""
         from leaderboard.queries import mean_curve
@@ -508,16 +544,26 @@ class ClaimValues:
 
     labels: tuple[str, ...]
     values: np.ndarray                # (groups, seeds)
-    x: np.ndarray | None              # (groups, seeds) of x_metric, for a rate across settings
+    x: np.ndarray | None              # (groups, seeds) of x_metric, for a rate across settings or a tracking claim
     keys: tuple[tuple[str, ...], ...]
+    against: np.ndarray | None = None  # (groups, seeds) of a tracking claim's expect["against"] metric
 
 
 def claim_values(claim: Claim, store: Store, registry: Registry, seeds: int | None = None) -> ClaimValues:
     """The per-seed values behind a claim's verdict (the leaderboard's cards and plots draw them)."""
     judge = _Judge(claim, store, registry, seeds or claim.seeds)
+    against = claim.expect.get("against") if claim.kind == "tracking" else None
     return ClaimValues(tuple(g.label() for g in claim.groups), judge.group_seed_values(claim.metric),
                        judge.group_seed_values(claim.x_metric) if claim.x_metric else None,
-                       tuple(tuple(keys) for keys in judge.done_keys))
+                       tuple(tuple(keys) for keys in judge.done_keys),
+                       judge.group_seed_values(against) if against else None)
+
+
+def abs_correlation(x: np.ndarray, y: np.ndarray) -> float:
+    """|Pearson r| of two samples; NaN with fewer than 3 points or a constant sample (no correlation to speak of)."""
+    if len(x) < 3 or np.std(x) == 0 or np.std(y) == 0:
+        return float("nan")
+    return float(abs(np.corrcoef(x, y)[0, 1]))
 
 
 def paired_gaps(values: np.ndarray, order: str) -> list[np.ndarray]:
@@ -577,6 +623,9 @@ def _paper_text(c: Claim) -> str:
         return f"{c.paper_value:g}" + (" (approx.)" if c.approximate else "")
     if c.kind == "rate":
         return f"slope {c.expect.get('slope')}"
+    if c.kind == "tracking":
+        return (f"|corr({c.x_metric}, {c.metric})| − |corr({c.expect['against']}, {c.metric})| "
+                f"≥ {float(c.expect['min_advantage']):g}")
     if c.kind == "bound":
         parts = [f"≥ {c.expect['min']:g}" if "min" in c.expect else "",
                  f"≤ {c.expect['max']:g}" if "max" in c.expect else ""]

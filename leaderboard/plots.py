@@ -5,6 +5,7 @@ rate      log-log: every seed's points (or curves), the fitted slope, the expect
 ordering  per-seed paired gaps in the claimed direction, pair by pair, with 0 and the claim's min_gap marked.
 value     every seed's value and the mean, the paper's value with its tolerance band.
 bound     every seed's value per group with the bound(s).
+tracking  the tracked metric against each predictor (standardised), one point per run, with each |r|.
 Axes go logarithmic wherever the values span more than two decades.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from leaderboard.claims import Claim, ClaimValues
+from leaderboard.claims import Claim, ClaimValues, abs_correlation
 
 HEIGHT = 340
 SEED_COLOR = "rgba(100,100,100,0.45)"
@@ -122,6 +123,23 @@ def bound_figure(claim: Claim, data: ClaimValues) -> go.Figure:
     return _layout(figure, "", claim.metric, log_y=spans_decades([*data.values.ravel(), *bounds]))
 
 
+def tracking_figure(claim: Claim, data: ClaimValues) -> go.Figure:
+    """The tracked metric against the claimed tracker and the metric it must beat, each standardised over the runs
+    (z-score), one point per run: the tighter line is the better tracker; the legend gives each |r|."""
+    figure = go.Figure()
+    y = data.values.ravel()
+    for name, x, colour in ((claim.x_metric, data.x, "#1f77b4"), (claim.expect["against"], data.against, "#ff7f0e")):
+        x = np.asarray(x, dtype=float).ravel() if x is not None else np.full_like(y, np.nan)
+        keep = np.isfinite(x) & np.isfinite(y)
+        r = abs_correlation(x[keep], y[keep])
+        if not np.isfinite(r):
+            continue
+        z = (x[keep] - x[keep].mean()) / x[keep].std()
+        figure.add_trace(go.Scatter(x=z, y=y[keep], mode="markers", name=f"{name} (|r| {r:.2f})",
+                                    marker=dict(color=colour)))
+    return _layout(figure, "predictor, standardised over the runs", claim.metric)
+
+
 def claim_figure(claim: Claim, data: ClaimValues,
                  seed_curves: list[tuple[np.ndarray, np.ndarray]] = ()) -> go.Figure | None:
     """The claim's figure, or None when nothing of it is stored."""
@@ -129,6 +147,8 @@ def claim_figure(claim: Claim, data: ClaimValues,
         return None
     if claim.kind == "rate":
         return rate_figure(claim, data, seed_curves)
+    if claim.kind == "tracking":
+        return tracking_figure(claim, data)
     if claim.kind == "ordering" and len(data.labels) > 1:
         return ordering_figure(claim, data)
     if claim.kind == "value" and claim.paper_value is not None:

@@ -257,6 +257,59 @@ def test_a_seed_override_keeps_the_share_of_seeds_and_a_standard_error_needs_two
             and "2 seeds or more" in verdicts["margin-two-se"].detail)
 
 
+
+TRACKING = """
+paper: toy-paper
+title: A toy paper
+methods:
+  toy_noisy: {fidelity: reconstructed, deviations: none}
+defaults: {seeds: 3, scale: cpu-full, kind: tracking, metric: error}
+settings: &settings [{method: toy_noisy, task: toy_target, method_config: {noise: 0.01}},
+                     {method: toy_noisy, task: toy_target, method_config: {noise: 0.1}},
+                     {method: toy_noisy, task: toy_target, method_config: {noise: 0.2}},
+                     {method: toy_noisy, task: toy_target, method_config: {noise: 0.5}}]
+claims:
+  - {id: norm-tracks-better, cells: *settings, x_metric: norm, expect: {against: spread, min_advantage: 0.5}}
+  - {id: spread-tracks-better, cells: *settings, x_metric: spread, expect: {against: norm, min_advantage: 0.05}}
+  - {id: norm-tracks-perfectly, cells: *settings, x_metric: norm, expect: {against: spread, min_advantage: 1.0}}
+"""
+
+
+def test_tracking_is_the_gap_between_two_absolute_correlations_across_every_run(tmp_path, toy_registry, store):
+    """12 runs (4 settings x 3 seeds), run i: error -3, -1, 1, 3 in turn; norm = 2 error + 1 (|r| = 1 exactly);
+    spread 1, -1, -1, 1 in turn (Σ error·spread = -3 + 1 - 1 + 3 = 0 and both are centred: r = 0 exactly)."""
+    (tmp_path / "toy-paper.yaml").write_text(TRACKING)
+    registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    for g, noise in enumerate((0.01, 0.1, 0.2, 0.5)):
+        for seed in range(3):
+            i = 3 * g + seed
+            error, spread = (-3.0, -1.0, 1.0, 3.0)[i % 4], (1.0, -1.0, -1.0, 1.0)[i % 4]
+            cell = make_cell(registry, Entry("toy_noisy", {"noise": noise}), Entry("toy_target"), seed)
+            store.save(RunRecord(cell, "done", 2, {"error": error, "norm": 2 * error + 1, "spread": spread}, {}),
+                       runner="local")
+    verdicts = {v.claim.id: v for v in evaluate_paper(load_paper(registry, "toy-paper"), store, registry)}
+    better = verdicts["norm-tracks-better"]
+    assert better.verdict == "reproduced" and better.ours == [pytest.approx(1.0), pytest.approx(0.0, abs=1e-12)]
+    assert "over 12 runs" in better.ours_text and "advantage 1 (needs ≥ 0.5) across 4 settings" in better.detail
+    assert verdicts["spread-tracks-better"].verdict == "not reproduced"       # advantage −1
+    assert verdicts["norm-tracks-perfectly"].verdict == "reproduced"          # 1 − 0 ≥ 1: the bound is inclusive
+
+
+SETTING = "\n                     {method: toy_noisy, task: toy_target, method_config: {noise: %s}}"
+TWO_SETTINGS = "{noise: 0.1}}," + SETTING % 0.2 + "," + SETTING % 0.5 + "]"
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("expect: {against: spread, min_advantage: 0.5}", "expect: {min_advantage: 0.5}", "needs x_metric"),
+    (TWO_SETTINGS, "{noise: 0.1}}]", ">= 3 settings"),
+])
+def test_a_tracking_claim_needs_its_metrics_and_three_settings(tmp_path, toy_registry, old, new, message):
+    assert old in TRACKING
+    (tmp_path / "toy-paper.yaml").write_text(TRACKING.replace(old, new, 1))
+    registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    with pytest.raises(BenchError, match=message):
+        load_paper(registry, "toy-paper")
+
 TIES = PER_SEED + """
   - {id: beats, cells: *up, expect: {order: increasing}}
   - {id: beats-by-zero, cells: *up, expect: {order: increasing, min_gap: 0}}

@@ -65,3 +65,16 @@ def test_log_axes_only_beyond_two_decades_of_positive_values():
     claim = _claim("bound", {"max": 0.01}, 2)
     assert claim_figure(claim, _data([[1e-5, 2e-5], [1e-2, 3e-2]])).layout.yaxis.type == "log"
     assert claim_figure(claim, _data([[np.nan], [np.nan]])) is None  # nothing stored: no plot
+
+
+def test_tracking_draws_each_predictor_standardised_with_its_absolute_correlation():
+    """error -3, -1, 1, 3; norm = 2 error + 1 (|r| 1); spread 1, -1, -1, 1 (r 0): standardised, norm's points are
+    error's own z-scores, and each legend names its |r|."""
+    error = np.array([[-3.0, -1.0], [1.0, 3.0]])
+    claim = _claim("tracking", {"against": "spread", "min_advantage": 0.05}, 2, x_metric="norm")
+    data = ClaimValues(("m0", "m1"), error, 2 * error + 1, ((), ()), np.array([[1.0, -1.0], [-1.0, 1.0]]))
+    figure = claim_figure(claim, data)
+    norm, spread = _trace(figure, "norm"), _trace(figure, "spread")
+    assert norm.name == "norm (|r| 1.00)" and spread.name == "spread (|r| 0.00)"
+    np.testing.assert_allclose(norm.x, error.ravel() / error.std())  # error is centred already
+    np.testing.assert_allclose(spread.y, error.ravel())

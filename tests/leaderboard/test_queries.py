@@ -90,8 +90,8 @@ def test_exports_flag_identical_rows_and_take_metrics(filled, toy_registry):
             or "toy_noisy (noise=0.01) [= toy_noisy (noise=0.02)]" in md)
     assert "| norm ↑ |" in md and "| error ↓ |" in md
     assert render(filled, toy_registry, "csv", metrics=["all"]) == render(filled, toy_registry, "csv",
-                                                                           metrics=["error", "norm"])
-    with pytest.raises(BenchError, match="unknown metric.*nope.*allowed: error, norm, all"):
+                                                                           metrics=["error", "norm", "spread"])
+    with pytest.raises(BenchError, match="unknown metric.*nope.*allowed: error, norm, spread, all"):
         render(filled, toy_registry, "md", metrics=["nope"])
 
 
