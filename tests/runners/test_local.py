@@ -57,7 +57,7 @@ def test_rerun_skips_done_and_retries_failures_without_duplicates(toy_registry, 
     assert forced.already_done == 0 and sum(forced.counts.values()) == 6
     with store.engine.connect() as connection:
         assert connection.execute(text("SELECT COUNT(*) FROM runs")).scalar() == 6
-        assert connection.execute(text("SELECT COUNT(*) FROM metrics")).scalar() == 3 * 2
+        assert connection.execute(text("SELECT COUNT(*) FROM metrics")).scalar() == 3 * 3  # error, norm, spread
         assert connection.execute(text("SELECT COUNT(DISTINCT run_key) FROM curves")).scalar() == 3
 
 
