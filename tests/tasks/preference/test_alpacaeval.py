@@ -97,15 +97,15 @@ def test_bench_runs_epa_with_three_strong_negatives_on_uf_all_and_skips_it_on_bi
     skipped = bench("run", "--method", "epa", "--task", "alpacaeval", *flags, db=tmp_path / "b.db", timeout=600)
     assert skipped.returncode == 0, skipped.stderr[-2000:]
     runs = {r.task_config.get("train_data"): r for r in Store.open(f"sqlite:///{tmp_path / 'b.db'}").runs(method="epa")}
-    assert runs[UF_ALL].status == "done" and runs["uf-binarized"].status == "skipped"
-    assert runs["uf-binarized"].error == "epa needs 3 strong negatives, the task has 1"
+    assert runs[UF_ALL].status == "done" and runs["sample"].status == "skipped"   # the packaged pairs: one negative
+    assert runs["sample"].error == "epa needs 3 strong negatives, the task has 1"
     metrics = Store.open(f"sqlite:///{tmp_path / 'b.db'}").metrics([runs[UF_ALL].run_key])[runs[UF_ALL].run_key]
     assert 0 <= metrics["win_rate"] <= 1 and metrics["kl_to_reference"] != 0.0     # trained away from π_ref
 
 
 def test_bad_train_data_is_a_clear_error(tmp_path):
-    with pytest.raises(ValueError,
-                       match="train_data 'uf' unknown; allowed: uf-binarized, uf-all, <local .json/.jsonl file>"):
+    allowed = "sample, uf-binarized, uf-all, <local .json/.jsonl file>"
+    with pytest.raises(ValueError, match=f"train_data 'uf' unknown; allowed: {allowed}"):
         alpacaeval.Config(train_data="uf")
     with pytest.raises(ValueError, match="train_data '.*none.jsonl': no such file"):
         alpacaeval.load_items(alpacaeval.Config(**{**alpacaeval.SMALLEST, "train_data": str(tmp_path / "none.jsonl")}))
@@ -156,7 +156,7 @@ def test_instructions_jsonl_from_a_file_or_its_folder(tmp_path):
 
 @needs_data
 def test_the_805_instructions_and_references():
-    evals, _ = alpacaeval.load_items(alpacaeval.Config(**{**LOCAL, "data": str(DATA)}))
+    evals, _ = alpacaeval.load_items(alpacaeval.Config(**{**LOCAL, "data": str(DATA), "eval_max_chars": 0}))
     assert len(evals) == 805 and [e["index"] for e in evals] == list(range(805))
     assert evals[0]["instruction"].startswith("What are the names of some famous actors that started their careers")
     assert evals[0]["output"].startswith("Several famous actors started their careers on Broadway")
@@ -247,3 +247,34 @@ def test_the_papers_alpacaeval_claims_are_judged_with_the_published_lc(tmp_path,
     assert len(calls) == 8
     assert all(c.metric == "lc_win_rate" for slug in ("simplemix", "epa") for c in load_paper(registry, slug).claims
                if c.scale == "paper-scale")
+
+
+def test_the_defaults_are_the_cpu_scale_and_the_papers_setting_is_named():
+    """`--set task.data=PATH` alone must run on a CPU: no hub model, no OpenAI judge, the packaged training pairs."""
+    config = alpacaeval.Config()
+    assert config.model == "tiny-gpt2" and config.train_data == "sample"
+    assert config.judge.startswith("reward_model:tiny") and config.annotator.startswith("reward_model:tiny")
+    paper = alpacaeval.Config(**alpacaeval.PAPER_SETTINGS)
+    assert paper.judge == "alpaca_eval" and paper.max_new_tokens == 2048 and paper.eval_max_chars == 0
+
+
+def test_the_sample_training_pairs_are_the_packaged_files():
+    _, trains = alpacaeval.load_items(alpacaeval.Config(data=alpacaeval.FIXTURE))
+    _, same = alpacaeval.load_items(alpacaeval.Config(data=alpacaeval.FIXTURE, train_data=alpacaeval.FIXTURE))
+    assert trains == same and len(trains) > 0 and all(len(t["responses"]) == 2 for t in trains)
+
+
+@pytest.mark.integration
+@needs_data
+def test_one_flag_trains_a_tiny_policy_and_stores_raw_and_lc_win_rates_against_the_real_references(tmp_path):
+    from bench.store import Store
+    from tests.leaderboard.paper_cli import bench
+
+    done = bench("run", "--method", "dpo", "--task", "alpacaeval", "--set", f"task.data={DATA}",
+                 db=tmp_path / "a.db", timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    store = Store.open(f"sqlite:///{tmp_path / 'a.db'}")
+    (run,) = store.runs(method="dpo")
+    metrics = store.metrics([run.run_key])[run.run_key]
+    assert run.status == "done" and 0 <= metrics["win_rate"] <= 1 and 0 <= metrics["lc_win_rate"] <= 1
+    assert metrics["kl_to_reference"] != 0.0                                   # the policy was trained
