@@ -203,10 +203,15 @@ def win_preferences(policy_scores, baseline_scores) -> np.ndarray:
     return np.where(a > b, 1.0, np.where(a == b, 0.5, 0.0))
 
 
-def slope1_metrics(learned: np.ndarray, true: np.ndarray) -> dict[str, float]:
-    """Averaged per-prompt Pearson and ε̂ = mean_x min_c mean_y (learned − true − c)² (the min is at the mean)."""
+def slope1_error(learned: np.ndarray, true: np.ndarray) -> float:
+    """ε̂ = mean_x min_c mean_y (learned − true − c)² over (prompts, responses) tables (the min is at the mean)."""
     diff = learned - true
-    error = float(np.mean((diff - diff.mean(axis=1, keepdims=True)) ** 2))
+    return float(np.mean((diff - diff.mean(axis=1, keepdims=True)) ** 2))
+
+
+def slope1_metrics(learned: np.ndarray, true: np.ndarray) -> dict[str, float]:
+    """Averaged per-prompt Pearson and ε̂ (slope1_error)."""
+    error = slope1_error(learned, true)
     pearsons = [np.corrcoef(l, t)[0, 1] for l, t in zip(learned, true) if l.std() > 0 and t.std() > 0]
     out = {"slope1_error": error}
     if pearsons:
@@ -311,7 +316,7 @@ def _score_bandit(problem: BanditPreferenceProblem, result: BanditPreferenceResu
         at = value_at_kl(kls, values, problem.kl_budget)
         if at is not None:
             scores["true_value_at_kl"] = at
-        errors = [slope1_metrics(result.beta * (lp - ref), target)["slope1_error"] for lp in tables]
+        errors = [slope1_error(result.beta * (lp - ref), target) for lp in tables]
         stopped = value_at_kl(kls, errors, problem.kl_budget)
         scores["slope1_error_at_kl"] = scores["slope1_error"] if stopped is None else stopped
     return scores

@@ -68,10 +68,15 @@ SETTINGS = {0.1: ([2.0, 2.0, 2.3], 1 / math.sqrt(2.1)), 0.01: ([0.5, 0.6, 0.7], 
             0.5: ([4.0, 4.0, 4.0], 0.5)}
 
 
+def with_claims(tmp_path, toy_registry, text: str) -> Registry:
+    """The toy registry reading `text` as the claims file of toy-paper (written under tmp_path)."""
+    (tmp_path / "toy-paper.yaml").write_text(text)
+    return replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+
+
 @pytest.fixture
 def toy_paper(tmp_path, toy_registry):
-    (tmp_path / "toy-paper.yaml").write_text(CLAIMS)
-    return replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    return with_claims(tmp_path, toy_registry, CLAIMS)
 
 
 def _fill(store, registry):
@@ -153,22 +158,23 @@ def test_paper_cells_are_unique(toy_paper):
 ])
 def test_claims_file_typos_are_caught(tmp_path, toy_registry, typo, message):
     text = CLAIMS.replace("method: toy_noisy, task: toy_target}\n    paper_value: 2.1", typo)
-    (tmp_path / "toy-paper.yaml").write_text(text.replace("metric: error\n    cells: {method: toy_noisy, "
-                                                          "task: toy_target, task_config: {dim: 7}}",
-                                                          "metric: eror\n    cells: {method: toy_noisy, "
-                                                          "task: toy_target, task_config: {dim: 7}}")
-                                             if message is None else text)
-    registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    registry = with_claims(tmp_path, toy_registry, text.replace("metric: error\n    cells: {method: toy_noisy, "
+                                                                "task: toy_target, task_config: {dim: 7}}",
+                                                                "metric: eror\n    cells: {method: toy_noisy, "
+                                                                "task: toy_target, task_config: {dim: 7}}")
+                                                   if message is None else text)
     with pytest.raises(BenchError, match=message or "unknown metric 'eror'"):
         load_paper(registry, "toy-paper")
 
 
-PER_SEED = """
+TOY_HEADER = """
 paper: toy-paper
 title: A toy paper
 methods:
   toy_noisy: {fidelity: reconstructed, deviations: none}
-defaults: {seeds: 3, scale: cpu-full, kind: ordering, metric: error}
+"""
+
+PER_SEED = TOY_HEADER + """defaults: {seeds: 3, scale: cpu-full, kind: ordering, metric: error}
 up: &up [{method: toy_noisy, task: toy_target, method_config: {noise: 0.01}}, {method: toy_noisy, task: toy_target}]
 down: &down [{method: toy_noisy, task: toy_target}, {method: toy_noisy, task: toy_target, method_config: {noise: 0.5}}]
 claims:
@@ -198,8 +204,7 @@ def _fill_values(store, registry, table):
 
 
 def _per_seed_verdicts(tmp_path, toy_registry, store, table, text=PER_SEED, seeds=None):
-    (tmp_path / "toy-paper.yaml").write_text(text)
-    registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    registry = with_claims(tmp_path, toy_registry, text)
     _fill_values(store, registry, table)
     return {v.claim.id: v for v in evaluate_paper(load_paper(registry, "toy-paper"), store, registry, seeds=seeds)}
 
@@ -258,12 +263,7 @@ def test_a_seed_override_keeps_the_share_of_seeds_and_a_standard_error_needs_two
 
 
 
-TRACKING = """
-paper: toy-paper
-title: A toy paper
-methods:
-  toy_noisy: {fidelity: reconstructed, deviations: none}
-defaults: {seeds: 3, scale: cpu-full, kind: tracking, metric: error}
+TRACKING = TOY_HEADER + """defaults: {seeds: 3, scale: cpu-full, kind: tracking, metric: error}
 settings: &settings [{method: toy_noisy, task: toy_target, method_config: {noise: 0.01}},
                      {method: toy_noisy, task: toy_target, method_config: {noise: 0.1}},
                      {method: toy_noisy, task: toy_target, method_config: {noise: 0.2}},
@@ -278,8 +278,7 @@ claims:
 def test_tracking_is_the_gap_between_two_absolute_correlations_across_every_run(tmp_path, toy_registry, store):
     """12 runs (4 settings x 3 seeds), run i: error -3, -1, 1, 3 in turn; norm = 2 error + 1 (|r| = 1 exactly);
     spread 1, -1, -1, 1 in turn (Σ error·spread = -3 + 1 - 1 + 3 = 0 and both are centred: r = 0 exactly)."""
-    (tmp_path / "toy-paper.yaml").write_text(TRACKING)
-    registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    registry = with_claims(tmp_path, toy_registry, TRACKING)
     for g, noise in enumerate((0.01, 0.1, 0.2, 0.5)):
         for seed in range(3):
             i = 3 * g + seed
@@ -305,8 +304,7 @@ TWO_SETTINGS = "{noise: 0.1}}," + SETTING % 0.2 + "," + SETTING % 0.5 + "]"
 ])
 def test_a_tracking_claim_needs_its_metrics_and_three_settings(tmp_path, toy_registry, old, new, message):
     assert old in TRACKING
-    (tmp_path / "toy-paper.yaml").write_text(TRACKING.replace(old, new, 1))
-    registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    registry = with_claims(tmp_path, toy_registry, TRACKING.replace(old, new, 1))
     with pytest.raises(BenchError, match=message):
         load_paper(registry, "toy-paper")
 
@@ -348,16 +346,14 @@ def test_a_strict_win_by_the_smallest_margin_still_counts(tmp_path, toy_registry
 ])
 def test_bad_per_seed_criteria_are_caught(tmp_path, toy_registry, expect, message):
     text = PER_SEED.replace("{order: increasing, seeds_holding: 3}", expect)
-    (tmp_path / "toy-paper.yaml").write_text(text)
-    registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    registry = with_claims(tmp_path, toy_registry, text)
     with pytest.raises(BenchError, match=message):
         load_paper(registry, "toy-paper")
 
 
 def test_margin_se_needs_two_seeds(tmp_path, toy_registry):
-    (tmp_path / "toy-paper.yaml").write_text(PER_SEED.replace("seeds: 3,", "seeds: 1,")
-                                             .replace("seeds_holding: 3", "seeds_holding: 1"))
-    registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    registry = with_claims(tmp_path, toy_registry, PER_SEED.replace("seeds: 3,", "seeds: 1,")
+                                                   .replace("seeds_holding: 3", "seeds_holding: 1"))
     with pytest.raises(BenchError, match="margin_se needs a standard error, so seeds >= 2"):
         load_paper(registry, "toy-paper")
 
@@ -439,8 +435,7 @@ def test_controls_are_not_counted_among_the_claims(tmp_path, toy_registry, store
      "gates belongs to a control"),
 ])
 def test_bad_controls_are_caught(tmp_path, toy_registry, edit, message):
-    (tmp_path / "toy-paper.yaml").write_text(edit(CONTROLLED))
-    registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    registry = with_claims(tmp_path, toy_registry, edit(CONTROLLED))
     with pytest.raises(BenchError, match=message):
         load_paper(registry, "toy-paper")
 
@@ -465,8 +460,7 @@ checks:
 ])
 def test_bad_checks_are_caught(tmp_path, toy_registry, entry, message):
     text = PER_SEED + "\n" + entry.replace("claims:\n", "") if entry.startswith("claims") else PER_SEED + "\n" + entry
-    (tmp_path / "toy-paper.yaml").write_text(text)
-    registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    registry = with_claims(tmp_path, toy_registry, text)
     with pytest.raises(BenchError, match=message):
         load_paper(registry, "toy-paper")
 
@@ -515,8 +509,7 @@ def test_a_claim_that_also_holds_on_its_negative_control_is_uninformative(tmp_pa
 
 
 def test_negative_control_cells_are_run_with_the_claims_seeds(tmp_path, toy_registry):
-    (tmp_path / "toy-paper.yaml").write_text(NEGATIVE)
-    registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    registry = with_claims(tmp_path, toy_registry, NEGATIVE)
     paper = load_paper(registry, "toy-paper")
     def noises(cells):
         return {c.method_config["noise"] for c in cells}
@@ -548,8 +541,7 @@ def test_min_ratio_on_the_means(tmp_path, toy_registry, store):
      "control_none belongs to a claim, and a check has no control"),
 ])
 def test_bad_negative_controls_are_caught(tmp_path, toy_registry, edit, message):
-    (tmp_path / "toy-paper.yaml").write_text(edit(NEGATIVE))
-    registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    registry = with_claims(tmp_path, toy_registry, edit(NEGATIVE))
     with pytest.raises(BenchError, match=message):
         paper_cells(load_paper(registry, "toy-paper"), registry, 1)
 
@@ -564,8 +556,7 @@ def test_a_rate_across_settings_fails_when_a_setting_reports_no_value(tmp_path, 
             {method: toy_noisy, task: toy_target, method_config: {noise: 0.5}}]
     expect: {slope: 0, tolerance: 10}
 """
-    (tmp_path / "toy-paper.yaml").write_text(text)
-    registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
+    registry = with_claims(tmp_path, toy_registry, text)
     for noise, errors in PER_SEED_VALUES.items():
         for seed, error in enumerate(errors):
             cell = make_cell(registry, Entry("toy_noisy", {"noise": noise}), Entry("toy_target"), seed)

@@ -278,3 +278,18 @@ def test_one_flag_trains_a_tiny_policy_and_stores_raw_and_lc_win_rates_against_t
     metrics = store.metrics([run.run_key])[run.run_key]
     assert run.status == "done" and 0 <= metrics["win_rate"] <= 1 and 0 <= metrics["lc_win_rate"] <= 1
     assert metrics["kl_to_reference"] != 0.0                                   # the policy was trained
+
+
+def test_the_claims_files_name_the_papers_setting():
+    """The paper-scale alpacaeval cells carry PAPER_SETTINGS (EPA: its own base model, UF-all for EPA itself), so the
+    constant and the claims files cannot drift apart."""
+    from bench.registry import Registry
+    from leaderboard.claims import load_paper
+
+    registry, own = Registry.discover(), {"model", "train_data"}
+    cells = [(slug, g) for slug in ("simplemix", "epa") for c in load_paper(registry, slug).claims
+             if c.scale == "paper-scale" for g in c.groups if g.task == "alpacaeval"]
+    assert len(cells) == 8
+    for slug, group in cells:
+        keys = set(alpacaeval.PAPER_SETTINGS) - (own if slug == "epa" else set())
+        assert {k: group.task_config[k] for k in keys} == {k: alpacaeval.PAPER_SETTINGS[k] for k in keys}
