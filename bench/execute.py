@@ -24,7 +24,7 @@ from pathlib import Path
 from bench.configs import build_config
 from bench.context import DeadlineExceeded, RunContext
 from bench.errors import BenchError
-from bench.observe import observing
+from bench.observe import check_declared, observing
 from bench import provenance
 from bench.registry import Registry
 from bench.spec import Cell, RunRecord, Status
@@ -131,6 +131,7 @@ def _run(cell: Cell, registry: Registry, timeout_s: float | None, record: RunRec
     else:
         with observing(problem):  # the problem's meter, if any: reset right before solve, frozen right after
             result = method.solve(problem, config, ctx)
+        check_declared(result, config)  # the configuration a Result declares for its scorer is the cell's
         # NaN has no SQL representation that survives every backend; a missing metric is honest
         record.metrics = {k: float(v) for k, v in family.score(problem, result).items() if not math.isnan(v)}
         record.curves = {**ctx.curves, **family.trace(problem, result)}

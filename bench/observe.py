@@ -11,8 +11,12 @@ wall time. `score` reads `meter.reading()`; a count the method still reports in 
 
 Outside the harness (a test calling solve, then score) the reading is live: everything since the meter was made or
 last reset, and the seconds since then; a test that solves one problem more than once wraps each solve in
-`observing(problem)`. What no meter can see is a method that goes around what it was handed (copies a model's
-weights, reads a problem field its contract forbids): that is for code review, not for a count.
+`observing(problem)`. A number the scorer must take from the Result because it is the method's configuration (the
+clip threshold whose fixed point the iterates are judged against, the β that scales an implicit reward) is declared
+in `result.declared` (config field -> value) and compared by the harness with the cell's config (`check_declared`):
+the configuration is the harness's to know, so a declaration that differs is a Misreport. What no meter can see
+is a method that goes around what it was handed (copies a model's weights, reads a problem field its contract
+forbids): that is for code review, not for a count.
 """
 
 from __future__ import annotations
@@ -110,6 +114,33 @@ def count_forwards(module: Any, meter: Meter, name: str) -> None:
 
     handle = module.register_forward_pre_hook(hook, with_kwargs=True)
     weakref.finalize(meter, handle.remove)
+
+
+def check_declared(result: Any, config: Any) -> None:
+    """Raise Misreport when a value `result.declared` gives for a config field is not the cell's config value.
+
+    `declared` maps config field names to the values the Result says the method ran with (absent or empty: nothing
+    declared). Sequences compare element-wise; a float NaN equals NaN."""
+    for name, value in (getattr(result, "declared", None) or {}).items():
+        if not hasattr(config, name):
+            raise Misreport(f"the method declares {name}={value!r}, but its config has no field {name!r}")
+        actual = getattr(config, name)
+        if not _same(value, actual):
+            raise Misreport(f"the method declares {name}={value!r}; the cell's config has {name}={actual!r}. The "
+                            "scorer reads the declaration, and a run whose declaration differs is not scored")
+
+
+def _same(a: Any, b: Any) -> bool:
+    def items(x: Any) -> list | None:
+        x = x.tolist() if hasattr(x, "tolist") else x
+        return list(x) if isinstance(x, (list, tuple)) else None
+
+    if items(a) is not None or items(b) is not None:
+        a, b = items(a), items(b)
+        return a is not None and b is not None and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    return a == b
 
 
 def check_report(what: str, reported: float, observed: float) -> None:

@@ -1,12 +1,14 @@
 """bench.observe: the harness's meter of a solve (issue 23: the scorer measures, the method reports nothing)."""
 
+import dataclasses
 import gc
 import time
 
+import numpy as np
 import pytest
 import torch
 
-from bench.observe import Meter, Misreport, check_report, count_forwards, meter_of, observing
+from bench.observe import Meter, Misreport, check_declared, check_report, count_forwards, meter_of, observing
 
 
 class _Problem:
@@ -58,3 +60,26 @@ def test_check_report():
     check_report("calls", 3, 3)
     with pytest.raises(Misreport, match="reports 2 calls; the harness observed 3"):
         check_report("calls", 2, 3)
+
+
+def test_check_declared_compares_a_results_declaration_with_the_cells_config():
+    @dataclasses.dataclass(frozen=True)
+    class Config:
+        c: float = 1.5
+        weights: tuple = (1.0, 2.0)
+        beta: float = float("nan")
+
+    class Result:
+        def __init__(self, **declared):
+            self.declared = declared
+
+    check_declared(Result(c=1.5, weights=np.array([1.0, 2.0]), beta=float("nan")), Config())
+    check_declared(object(), Config())                   # nothing declared: nothing to check
+    with pytest.raises(Misreport, match="declares c=3.0; the cell's config has c=1.5"):
+        check_declared(Result(c=3.0), Config())
+    with pytest.raises(Misreport, match="declares weights"):
+        check_declared(Result(weights=[1.0, 2.0, 3.0]), Config())
+    with pytest.raises(Misreport, match="declares weights"):
+        check_declared(Result(weights=1.0), Config())
+    with pytest.raises(Misreport, match="config has no field 'lam'"):
+        check_declared(Result(lam=0.1), Config())
