@@ -42,7 +42,8 @@ def _cells(entry: dict) -> list[dict]:
 
 @cache
 def claimed_metrics(family: str) -> frozenset[str]:
-    """Every metric (and `curve:<name>`) a claim, control or check of any paper reads on a task of `family`."""
+    """Every metric (and `curve:<name>`) a claim, control or check of any paper reads on a task of `family`:
+    `metric`, `x_metric`, a tracking claim's `expect.against`, a rate claim's `curve`."""
     found = set()
     for path in sorted((ROOT / "leaderboard" / "papers").glob("*.yaml")):
         paper = yaml.safe_load(path.read_text())
@@ -50,7 +51,8 @@ def claimed_metrics(family: str) -> frozenset[str]:
             for entry in paper.get(section) or []:
                 tasks = {cell["task"] for cell in _cells(entry) if "task" in cell}
                 if any(REGISTRY.listing("task", t).family == family for t in tasks):
-                    found |= {m for m in (entry.get("metric"), entry.get("x_metric")) if m}
+                    against = (entry.get("expect") or {}).get("against")  # a tracking claim's baseline
+                    found |= {m for m in (entry.get("metric"), entry.get("x_metric"), against) if m}
                     if entry.get("curve"):
                         found.add(f"curve:{entry['curve']}")
     return frozenset(found)
@@ -63,17 +65,22 @@ def pairs(family: str) -> list[tuple[str, str]]:
     return [(m, t) for m in methods for t in tasks if REGISTRY.incompatibility(m, t) is None]
 
 
+def built(task: str, seed: int = 0):
+    """The task's problem at its smallest settings, as `solved` builds it."""
+    t = REGISTRY.task(task)
+    return t.build(build_config(t.Config, dict(t.spec.smallest), task), RunContext(seed=seed).for_task())
+
+
 def solved(method: str, task: str, seed: int = 0) -> tuple[Any, Any] | None:
     """(problem, result) of the pair at the task's smallest and the method's smoke settings, the solve delimited as
     the harness delimits it; None when the method skips the problem."""
-    m, t = REGISTRY.method(method), REGISTRY.task(task)
-    ctx = RunContext(seed=seed)
-    problem = t.build(build_config(t.Config, dict(t.spec.smallest), task), ctx.for_task())
+    m = REGISTRY.method(method)
+    problem = built(task, seed)
     config = build_config(m.Config, dict(m.spec.smoke), method)
     if m.skip(problem, config):
         return None
     with observing(problem):
-        result = m.solve(problem, config, ctx)
+        result = m.solve(problem, config, RunContext(seed=seed))
     return problem, result
 
 
