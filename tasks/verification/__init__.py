@@ -17,8 +17,12 @@ enumeration) return bounds that contain the truth; Monte-Carlo returns a confide
 `score` is the only judge: decidedness, the verdict (and whether it is right where the truth is
 known), the target's bounds, their width, and whether they contain the exact value. `runtime_s` is the solve's
 wall time as the harness timed it (the problem's `bench.observe.Meter`, delimited to the solve by bench/execute.py),
-not the method's own clock; `iterations` is the method's report (branch-and-bound rounds, Monte-Carlo batches: no
-hook sees an algorithm's rounds).
+not the method's own clock. `mass_calls` and `mass_boxes` are observed too: the population counts every call of
+`Population.probability` (the only way to a box's exact mass) and the boxes it was given into the same meter, so
+the branch-and-bound work a method did is counted where it is spent. `iterations` is the method's report
+(branch-and-bound rounds, Monte-Carlo batches): a round is the algorithm's own unit, which no counter sees; in PV's
+loop (methods/verification/_bab.py) a round calls `probability` once per generator still open, so `mass_calls` is
+one per generator plus one per open generator per round, not the round count.
 """
 
 from __future__ import annotations
@@ -50,15 +54,21 @@ class Problem:
     spec: object | None = None     # a probabilistic formula to decide; None: quantification only
     exact: dict[str, float] | None = None  # exact P per Prob name (enumeration), when known
     expected: bool | None = field(init=False, default=None)  # the true verdict, when known
-    meter: Meter = field(init=False, repr=False, compare=False, default=None)  # the harness's stopwatch of the solve
+    meter: Meter = field(init=False, repr=False, compare=False, default=None)  # the harness's stopwatch and counts
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "meter", Meter())
+        self.population.count_into(self.meter)  # mass_calls, mass_boxes: the box masses the solve evaluated
         if self.population.space.dim != self.network.in_dim:
             raise ValueError(f"the network takes {self.network.in_dim} inputs, the input space has "
                              f"{self.population.space.dim}")
         if self.exact is not None and self.spec is not None:
             object.__setattr__(self, "expected", truth(self.spec, self.exact))
+
+    def __setstate__(self, state: dict) -> None:
+        """Unpickled: the population counts into this problem's meter again (the link is not pickled)."""
+        self.__dict__.update(state)
+        self.population.count_into(self.meter)
 
     @property
     def probabilities(self) -> list[Prob]:
@@ -76,7 +86,7 @@ class Result:
     verdict: bool | None                     # the formula proven true / false; None: undecided
     bounds: dict[str, tuple[float, float]]   # [lb, ub] per probability (by Prob name)
     target: tuple[float, float]              # [lb, ub] of problem.target
-    iterations: int = 0                      # branch-and-bound iterations (MC: sample batches)
+    iterations: int = 0                      # branch-and-bound iterations (MC: sample batches); the method's report
     runtime_s: float = 0.0                   # the method's own clock of its solve (not scored: the harness times it)
     certain: bool = True                     # False: statistical bounds (a confidence interval)
 
@@ -99,7 +109,13 @@ METRICS = {
                              "contains the exact value", bounds=(0.0, 1.0)),
     "runtime_s": Metric(False, "s", False, "wall time of the method's solve, timed by the harness",
                         bounds=(0.0, None)),
-    "iterations": Metric(False, "", False, "branch-and-bound iterations (Monte-Carlo: sample batches)",
+    "iterations": Metric(False, "", False, "branch-and-bound iterations (Monte-Carlo: sample batches), as the method "
+                         "reports them", bounds=(0.0, None)),
+    "mass_calls": Metric(False, "", False, "calls of the population's exact box mass during the solve, counted by the "
+                         "problem (PV: one per bound still open per round, plus one per bound at its root box; two "
+                         "bounds per conditional probability)", bounds=(0.0, None)),
+    "mass_boxes": Metric(False, "", False, "input boxes whose exact mass the population evaluated during the solve, "
+                         "counted by the problem (the branches a branch and bound opened; enumeration: its inputs)",
                          bounds=(0.0, None)),
     "certain": Metric(True, "", False, "1 for sound bounds, 0 for a statistical confidence interval",
                       bounds=(0.0, 1.0)),
@@ -111,7 +127,9 @@ TOLERANCE = 1e-9  # float error allowed in `contains_truth` (masses are sums of 
 def score(problem: Problem, result: Result) -> dict[str, float]:
     lo, hi = result.target
     widths = [b - a for a, b in result.bounds.values()]
-    scores = {"bound_width": max(widths) if widths else 0.0, "runtime_s": problem.meter.reading().seconds,
+    observed = problem.meter.reading()
+    scores = {"bound_width": max(widths) if widths else 0.0, "runtime_s": observed.seconds,
+              "mass_calls": float(observed["mass_calls"]), "mass_boxes": float(observed["mass_boxes"]),
               "iterations": float(result.iterations), "certain": float(result.certain)}
     for name, v in (("lower", lo), ("upper", hi), ("target_width", hi - lo)):
         if math.isfinite(v):

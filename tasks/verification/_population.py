@@ -11,10 +11,14 @@ other variables are independent normals: the total-probability rule over the cas
 star-shaped Bayesian network of the MiniACSIncome stand-in (mixture over the root SEX).
 A box may be unbounded (±inf); masses are then CDF differences of the unbounded normal, so the
 mass outside any finite box is exact and lands in the gap between PV's lower and upper bound.
+`probability` is the one way to a box's mass, so it is where a problem's meter counts branch-and-bound work
+(`Population.count_into`): every branch a method opens needs its exact mass (docs/papers/prob-verification.md, "What
+the paper claims": PV bounds probabilities by branching over input boxes).
 """
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -177,10 +181,27 @@ class Population:
             covered = sorted(d for f in c.factors for d in f.dims)
             if covered != list(range(self.space.dim)):
                 raise ValueError(f"a component's factors must cover dims 0..{self.space.dim - 1} once, got {covered}")
+        object.__setattr__(self, "_meters", weakref.WeakSet())  # not a field: no part of the model
+
+    def count_into(self, meter) -> None:
+        """Count every evaluation of `probability` from now on into `meter` (a Problem's bench.observe.Meter):
+        `mass_calls` += 1 per call, `mass_boxes` += the boxes it was given. The meter is held weakly, so a population
+        shared by several problems counts into each live one only (as bench.observe.count_forwards does)."""
+        self._meters.add(meter)
+
+    def __getstate__(self) -> dict:
+        """Pickled without the meters (weak references do not pickle); a Problem links its own again."""
+        return {k: v for k, v in self.__dict__.items() if k != "_meters"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, _meters=weakref.WeakSet())
 
     def probability(self, lb: np.ndarray, ub: np.ndarray) -> np.ndarray:
         """(N,) exact P(x ∈ [lb, ub]) for (N, d) boxes."""
         lb, ub = np.atleast_2d(lb), np.atleast_2d(ub)
+        for meter in self._meters:
+            meter.count("mass_calls")
+            meter.count("mass_boxes", lb.shape[0])
         total = np.zeros(lb.shape[0])
         for c in self.components:
             term = np.full(lb.shape[0], c.weight)
