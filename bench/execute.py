@@ -133,6 +133,7 @@ def _run(cell: Cell, registry: Registry, timeout_s: float | None, record: RunRec
             result = method.solve(problem, config, ctx)
         check_declared(result, config)  # the configuration a Result declares for its scorer is the cell's
         # NaN has no SQL representation that survives every backend; a missing metric is honest
-        record.metrics = {k: float(v) for k, v in family.score(problem, result).items() if not math.isnan(v)}
-        record.curves = {**ctx.curves, **family.trace(problem, result)}
+        metrics = {k: float(v) for k, v in family.score(problem, result).items() if not math.isnan(v)}
+        curves = {**ctx.curves, **family.trace(problem, result)}
+        record.metrics, record.curves = metrics, curves  # together: a run its trace refuses keeps no metrics
         record.status = Status.DONE

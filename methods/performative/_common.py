@@ -4,7 +4,8 @@ Not a registered method (leading underscore). Holds what the four projected-SGD 
 DiceSGD would otherwise each copy: the clipping operator clip_c, the projection onto X, the
 step-size rules, the DP noise calibration, the pre-drawn randomness and the log-spaced recording
 of iterates, plus the projected (clipped) SGD loop itself (the paper's PCSGD box), which SGD, PCSGD and the
-two constant-step variants share.
+two constant-step variants share. Every gradient is drawn through the problem's sampler (`Problem.sampler()`, which
+counts the draws) and every iterate is recorded there, so the rate curve's x-axis is the task's count of samples.
 
 Speed: every loop here is written once against "vectors" that are Python floats when the problem
 has dim == 1 and a `scalar_gradient` fast path (then `norm` is `abs`), and numpy arrays
@@ -21,7 +22,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from bench.context import RunContext, log_spaced_steps
-from tasks.performative import Problem, Result
+from tasks.performative import Problem, Result, Sampler
 
 Vector = Any  # a Python float (dim 1 fast path) or a (d,) numpy array
 
@@ -131,35 +132,38 @@ def skip_unless_contracting(problem: Problem, config: Any) -> str | None:
 class Stream:
     """Everything random in a run, drawn up front, in the representation the loop uses."""
 
+    sampler: Sampler                           # the problem's counting oracle and recorder for this run
     theta0: Vector                            # θ_0, projected onto X
-    gradient: Callable[[Vector, int], Vector]  # ∇ℓ(θ; z_i(θ))
+    gradient: Callable[[Vector, int], Vector]  # ∇ℓ(θ; z_i(θ)), drawn through the sampler
     norm: Callable[[Vector], float]            # ‖·‖₂ for this representation
     samples: list[int]                         # (T,) index i of Z_{t+1} ~ D(θ_t) (uniform over m)
     noise: Sequence[Vector]                    # (T, d) σ·ζ_{t+1}, ζ ~ N(0, I)
 
 
 def draw(problem: Problem, T: int, sigma: float, rng: np.random.Generator) -> Stream:
-    """Pre-draw sample indices and noise; floats when dim == 1 and the problem has a fast path.
+    """Take the run's sampler from the problem and pre-draw sample indices and noise; floats when dim == 1 and the
+    problem has a fast path.
 
     The same draws are made either way, so both representations follow the same trajectory.
     """
+    sampler = problem.sampler()
     samples = rng.integers(problem.num_samples, size=T).tolist()
     noise = sigma * rng.standard_normal((T, problem.dim))  # (T, d)
-    if problem.dim == 1 and problem.scalar_gradient is not None:
+    if problem.dim == 1 and sampler.has_scalar_path:
         theta0 = project(float(problem.theta0[0]), problem.radius, abs)
-        return Stream(theta0, problem.scalar_gradient, abs, samples, noise[:, 0].tolist())
+        return Stream(sampler, theta0, sampler.scalar_gradient, abs, samples, noise[:, 0].tolist())
     theta0 = project(np.array(problem.theta0, dtype=float), problem.radius, vector_norm)
-    return Stream(theta0, problem.sample_gradient, vector_norm, samples, noise)
+    return Stream(sampler, theta0, sampler.gradient, vector_norm, samples, noise)
 
 
 class Recorder:
-    """Iterates θ_t at t ∈ log_spaced_steps(T); the loop runs in the segments between them,
-    and progress and the deadline are checked at each boundary (never per step)."""
+    """Iterates θ_t at t ∈ log_spaced_steps(T), kept by the sampler (which stamps each with the samples drawn: t, one
+    per step); the loop runs in the segments between them, and progress and the deadline are checked at each
+    boundary (never per step)."""
 
-    def __init__(self, T: int, ctx: RunContext, points: int = 100) -> None:
-        self.T, self.ctx = T, ctx
+    def __init__(self, T: int, ctx: RunContext, sampler: Sampler, points: int = 100) -> None:
+        self.T, self.ctx, self.sampler = T, ctx, sampler
         self.steps = log_spaced_steps(T, points)
-        self.iterates: list[np.ndarray] = []
 
     def segments(self) -> Iterator[tuple[int, int]]:
         """(start, stop): run t = start..stop−1 (θ_t → θ_{t+1}), then call record(stop, θ)."""
@@ -169,19 +173,17 @@ class Recorder:
             start = stop
 
     def record(self, t: int, theta: Vector, **values: float) -> None:
-        self.iterates.append(np.array(theta, dtype=float).reshape(-1))
+        self.sampler.record(theta)
         if values:
             self.ctx.log(t, **values)
         self.ctx.progress(t / self.T)
         self.ctx.check_deadline()
 
-    def result(self, theta: Vector, clip_threshold: float | None) -> Result:
-        return Result(
-            theta=np.array(theta, dtype=float).reshape(-1),
-            steps=self.steps.copy(),
-            iterates=np.stack(self.iterates),  # (K, d)
-            clip_threshold=clip_threshold,
-        )
+    def result(self, theta: Vector, declared: dict[str, float] | None = None) -> Result:
+        """The run's Result: θ_T, a copy of the sampler's record, and the configuration declared for the scorer."""
+        steps, iterates = self.sampler.record_arrays()  # (K,), (K, d)
+        return Result(theta=np.array(theta, dtype=float).reshape(-1), steps=steps, iterates=iterates,
+                      declared=dict(declared or {}))
 
 
 # ---- the projected (clipped) SGD loop ------------------------------------------------------------
@@ -193,19 +195,21 @@ def projected_sgd(problem: Problem, steps: Sequence[float], c: float, sigma: flo
         Z_{t+1} ~ D(θ_t),  ζ_{t+1} ~ N(0, σ²I)
         θ_{t+1} = Proj_X(θ_t − γ_{t+1}·(clip_c(∇ℓ(θ_t; Z_{t+1})) + ζ_{t+1}))
 
-    c = math.inf is plain projected SGD (the paper's SGD baseline); its Result is unbiased (clip_threshold None).
+    c = math.inf is plain projected SGD (the paper's SGD baseline): its Result declares nothing (unbiased). A finite c
+    is the clipped variants' Config field `c`, declared as such ({"c": c}) for the scorer's θ_∞(c); the harness
+    checks it against the cell's config.
     """
     T = len(steps)
     s = draw(problem, T, sigma, ctx.rng)
     grad, norm, samples, noise, radius = s.gradient, s.norm, s.samples, s.noise, problem.radius
     theta = s.theta0
-    recorder = Recorder(T, ctx)
+    recorder = Recorder(T, ctx, s.sampler)
     for start, stop in recorder.segments():
         for t in range(start, stop):
             g = clip(grad(theta, samples[t]), c, norm)
             theta = project(theta - steps[t] * (g + noise[t]), radius, norm)
         recorder.record(stop, theta)
-    return recorder.result(theta, clip_threshold=None if math.isinf(c) else c)
+    return recorder.result(theta, declared=None if math.isinf(c) else {"c": c})
 
 
 def constant_step_pcsgd(problem: Problem, config: Any, modulus: float, ctx: RunContext) -> Result:

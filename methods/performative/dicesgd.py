@@ -10,7 +10,7 @@ Remedies", arXiv 2404.10995, remedy 2 (the authors' DiceSGD box); DiceSGD itself
     e_{t+1} = e_t + g − v                             (the clipped-off part is fed back later)
 
 At a stationary point E[v] = 0 and E[g] = E[v] (e stays bounded), so E_{D(θ)} ∇ℓ(θ; Z) = 0:
-the limit is θ_PS itself, reached at O(1/t) (strongly convex case); Result.clip_threshold = None.
+the limit is θ_PS itself, reached at O(1/t) (strongly convex case): the Result declares no clip threshold.
 The last iterate is returned.
 
 Fidelity: reconstructed. UNVERIFIED: C1 = 1 (= the PCSGD threshold c) and C2 = 2 = 2c. Zhang et
@@ -61,7 +61,7 @@ def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     grad, norm, samples, noise, C1, C2 = s.gradient, s.norm, s.samples, s.noise, config.C1, config.C2
     theta = s.theta0
     error = theta * 0.0  # e_0 = 0, same representation as θ
-    recorder = _common.Recorder(config.T, ctx)
+    recorder = _common.Recorder(config.T, ctx, s.sampler)
     for start, stop in recorder.segments():
         for t in range(start, stop):
             g = grad(theta, samples[t])
@@ -69,4 +69,4 @@ def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
             theta = theta - steps[t] * (v + noise[t])
             error = error + g - v
         recorder.record(stop, theta, error_norm=norm(error))
-    return recorder.result(theta, clip_threshold=None)
+    return recorder.result(theta)  # unbiased: nothing declared

@@ -7,8 +7,8 @@ Remedies", arXiv 2404.10995, Algorithm PCSGD (poster and project page):
     θ_{t+1} = Proj_X(θ_t − γ_{t+1}·(clip_c(∇ℓ(θ_t; Z_{t+1})) + ζ_{t+1})),  clip_c(g) = min{1, c/‖g‖}·g
 
 With decreasing steps it converges at O(1/t) to the biased limit θ_∞(c), the root of the clipped
-mean field E_{Z∼D(θ)} clip_c(∇ℓ(θ; Z)) = 0 (Theorems 1–2); Result.clip_threshold = c tells the
-scorer which limit to expect.
+mean field E_{Z∼D(θ)} clip_c(∇ℓ(θ; Z)) = 0 (Theorems 1–2); the Result declares {"c": c} (its Config field) so
+the scorer knows which limit to expect, and the harness checks the declaration against the cell's config.
 
 Fidelity: the update is the paper's (poster: with ζ; the project-page box omits it, i.e. σ = 0).
 UNVERIFIED (our hypotheses, docs/papers/clipped-sgd-performative.md): the schedule

@@ -11,7 +11,10 @@ Contract of the family. Three kinds of instance, one typed problem each; a metho
   dataset (`ClonesResult`). Scored: how much the reward of the originals moves when the clones are
   added, the clone–original gap, rank correlation and top-1 agreement with the population-average
   reward, and the first-order (weighted win-rate) residual of the method's own objective (§2.3):
-      λ r_a = Σ_b w_b [p_D(a ≻ b) − σ(r_a − r_b)]   for every a with w_a > 0.
+      λ r_a = Σ_b w_b [p_D(a ≻ b) − σ(r_a − r_b)]   for every a with w_a > 0,
+  at the λ of the method's Config field `lam` (the result declares it; the harness checks the declaration against
+  the cell's config) and the weights w the result states (the method computes them: Voronoi volumes drawn with the
+  run's rng, the clone groups, or 1).
 * `RuleWorldProblem` (Li et al., "RuleAdapter: Dynamic Rules for training Safety Reward Models in
   RLHF", ICML 2025, arXiv 2501.15453; docs/papers/adaptive-rules.md). Response pairs
   judged under K fine-grained rules with a hidden true preference; a method labels the training
@@ -69,7 +72,13 @@ class ClonesResult:
     clone_reward: np.ndarray    # (m + k,) learned reward on the dataset with clones
     weights: np.ndarray         # (m,) the weights w of the method's objective (all 1: standard MLE)
     clone_weights: np.ndarray   # (m + k,)
-    lam: float                  # λ, the L2 coefficient of the objective
+    lam: float                  # λ, the L2 coefficient of the objective: the method's Config field `lam`
+
+    @property
+    def declared(self) -> dict[str, float]:
+        """λ is configuration: the harness checks it against the cell's config field `lam`
+        (bench.observe.check_declared), so the kkt_residual is taken at the λ the cell ran with."""
+        return {"lam": self.lam}
 
 
 # ---- rule world --------------------------------------------------------------------------------
