@@ -5,9 +5,9 @@ on `ctx.device`), else the task's π_SFT; the reference π_ref is a frozen copy 
 Learning rate: `config.lr`, or when it is 0 the paper's 5e-7 for a given model and the CPU-scale value
 TINY_LR for the task's tiny model (docs/papers/simplemix.md uses 1e-4 for a 2-layer GPT-2; this world's
 runs of a few dozen steps need a larger step to move the tiny model).
-`evaluate` also runs the problem's optional `external_eval(model, tokenizer, device)` hook on the trained
-policy (lm-evaluation-harness suites, tasks/preference/_harness.py) and keeps its scores in
-`PreferenceResult.extra["external"]`, which `score` reports.
+`evaluate` returns the trained policy with its answers: `score` runs the problem's optional `external_eval` hook
+(lm-evaluation-harness suites) and the probe set's implicit reward on it itself; a method with an implicit reward
+β(log π − log π_ref) declares its β and reference (`implicit_reward`), which the harness checks against the config.
 """
 
 from __future__ import annotations
@@ -87,12 +87,19 @@ def train_pairs(policy, ref, tokenizer, prompts, chosen, rejected, loss: Callabl
                  device=ctx.device, on_step=lambda s, v: (ctx.log(s, loss=v), ctx.check_deadline()))
 
 
-def evaluate(problem: PreferenceProblem, policy, ref, tokenizer, ctx: RunContext, beta: float | None,
-             on_policy_fraction: float | None = None) -> PreferenceResult:
-    """Sample the policy's answers (T = 1, so the KL estimate is unbiased), their log-probs, the probe rewards,
-    and the problem's external benchmark scores (its `external_eval` hook, when it has one).
+def implicit_reward(config) -> dict:
+    """The declaration of a method whose implicit reward is r = β(log π − log π_ref): its β and its reference model
+    (config.model, "" = the task's π_SFT), the values score evaluates that reward with on the probe set."""
+    return {"beta": config.beta, "model": config.model}
 
-    `beta` is the scale of the implicit reward r = β(log π − log π_ref) (None: the method has no such reward)."""
+
+def evaluate(problem: PreferenceProblem, policy, ref, tokenizer, ctx: RunContext, declared: dict | None = None,
+             **training) -> PreferenceResult:
+    """Sample the policy's answers (T = 1, so the KL estimate is unbiased) and their log-probs; the result holds the
+    policy itself for score to evaluate.
+
+    `declared`: `implicit_reward(config)` for a method with such a reward (None: it has none); `training`: the
+    PreferenceResult fields of the pairs it trained on (on_policy_pairs, off_policy_pairs, on_policy_fraction)."""
     policy.eval()
     responses = [t.strip() for t in sample(policy, tokenizer, problem.eval_prompts,
                                            max_new_tokens=problem.max_new_tokens,
@@ -100,18 +107,9 @@ def evaluate(problem: PreferenceProblem, policy, ref, tokenizer, ctx: RunContext
     with torch.no_grad():
         lp = sequence_logprobs(policy, tokenizer, problem.eval_prompts, completions(responses), device=ctx.device)
         lr = sequence_logprobs(ref, tokenizer, problem.eval_prompts, completions(responses), device=ctx.device)
-        probe = None
-        if beta is not None and len(problem.probe_prompts):
-            prompts = [p for p, rs in zip(problem.probe_prompts, problem.probe_responses) for _ in rs]
-            texts = completions([r for rs in problem.probe_responses for r in rs])
-            diff = (sequence_logprobs(policy, tokenizer, prompts, texts, device=ctx.device)
-                    - sequence_logprobs(ref, tokenizer, prompts, texts, device=ctx.device))
-            probe = (beta * diff).view(len(problem.probe_prompts), -1).cpu().numpy().astype(float)
-    external = getattr(problem, "external_eval", None)     # e.g. lm_eval's LongBench / RULER on the trained policy
-    extra = {"external": dict(external(policy, tokenizer, ctx.device))} if external is not None else {}
     return PreferenceResult(responses=tuple(responses), logp_policy=lp.cpu().numpy().astype(float),
-                            logp_ref=lr.cpu().numpy().astype(float), probe_reward=probe,
-                            on_policy_fraction=on_policy_fraction, extra=extra)
+                            logp_ref=lr.cpu().numpy().astype(float), model=policy, tokenizer=tokenizer,
+                            declared=dict(declared or {}), **training)
 
 
 @dataclass(frozen=True)

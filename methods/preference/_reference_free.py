@@ -65,4 +65,4 @@ def solve_reference_free(problem: PreferenceProblem, config, m: int, sft_weight:
     train(policy, objective, len(prompts), steps=steps, lr=learning_rate(problem, config), batch_size=config.batch_size,
           grad_accum=config.grad_accum, warmup_ratio=config.warmup_ratio, generator=ctx.torch_generator,
           device=ctx.device, on_step=lambda s, v: (ctx.log(s, loss=v), ctx.check_deadline()))
-    return evaluate(problem, policy, ref, tokenizer, ctx, beta=None)
+    return evaluate(problem, policy, ref, tokenizer, ctx)

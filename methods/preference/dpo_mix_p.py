@@ -21,8 +21,8 @@ from bench.context import RunContext
 from bench.registry import method
 from bench.spec import Resources
 from bench.toolkit.causal_lm import sample, sequence_logprobs, train
-from methods.preference._common import (TrainingSettings, completions, evaluate, learning_rate, load_models,
-                                        validate_common)
+from methods.preference._common import (TrainingSettings, completions, evaluate, implicit_reward, learning_rate,
+                                        load_models, validate_common)
 from methods.preference._losses import dpo_loss
 from tasks.preference import PreferenceProblem, PreferenceResult
 
@@ -90,4 +90,4 @@ def solve(problem: PreferenceProblem, config: Config, ctx: RunContext) -> Prefer
           batch_size=config.batch_size, grad_accum=config.grad_accum, warmup_ratio=config.warmup_ratio,
           generator=ctx.torch_generator, device=ctx.device,
           on_step=lambda s, v: (ctx.log(s, loss=v), ctx.check_deadline()))
-    return evaluate(problem, policy, ref, tokenizer, ctx, beta=config.beta)
+    return evaluate(problem, policy, ref, tokenizer, ctx, declared=implicit_reward(config))

@@ -23,8 +23,8 @@ from bench.context import RunContext
 from bench.registry import method
 from bench.spec import Resources
 from bench.toolkit.causal_lm import sample, sequence_logprobs
-from methods.preference._common import (TrainingSettings, completions, evaluate, load_models, train_pairs,
-                                        validate_common)
+from methods.preference._common import (TrainingSettings, completions, evaluate, implicit_reward, load_models,
+                                        train_pairs, validate_common)
 from methods.preference._losses import dpo_loss
 from tasks.preference import PreferenceProblem, PreferenceResult
 
@@ -69,4 +69,4 @@ def solve(problem: PreferenceProblem, config: Config, ctx: RunContext) -> Prefer
 
     train_pairs(policy, ref, tokenizer, prompts, chosen, rejected, loss, config, problem, ctx,
                 extra=kl_term if config.kl_weight > 0 else None)
-    return evaluate(problem, policy, ref, tokenizer, ctx, beta=config.beta)
+    return evaluate(problem, policy, ref, tokenizer, ctx, declared=implicit_reward(config))

@@ -22,7 +22,8 @@ from bench.context import RunContext
 from bench.registry import method
 from bench.spec import Resources
 from methods.preference._bandit import PAIRS, bandit_objective, solve_bandit, validate_bandit
-from methods.preference._common import TrainingSettings, evaluate, load_models, train_pairs, validate_common
+from methods.preference._common import (TrainingSettings, evaluate, implicit_reward, load_models, train_pairs,
+                                        validate_common)
 from methods.preference._losses import ipo_loss
 from tasks.preference import (BanditPreferenceProblem, BanditPreferenceResult, PreferenceProblem, PreferenceResult)
 
@@ -58,4 +59,4 @@ def solve(problem: PreferenceProblem | BanditPreferenceProblem, config: Config,
     chosen, rejected = [r[0] for r in problem.off_policy], [(r[-1],) for r in problem.off_policy]
     loss = lambda pw, pl, rw, rl: ipo_loss(pw, pl[:, 0], rw, rl[:, 0], config.beta)  # noqa: E731
     train_pairs(policy, ref, tokenizer, prompts, chosen, rejected, loss, config, problem, ctx)
-    return evaluate(problem, policy, ref, tokenizer, ctx, beta=config.beta)
+    return evaluate(problem, policy, ref, tokenizer, ctx, declared=implicit_reward(config))

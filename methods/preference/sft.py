@@ -47,4 +47,4 @@ def solve(problem: PreferenceProblem, config: Config, ctx: RunContext) -> Prefer
     train(policy, nll, len(prompts), steps=steps, lr=learning_rate(problem, config), batch_size=config.batch_size,
           grad_accum=config.grad_accum, warmup_ratio=config.warmup_ratio, generator=ctx.torch_generator,
           device=ctx.device, on_step=lambda s, v: (ctx.log(s, loss=v), ctx.check_deadline()))
-    return evaluate(problem, policy, ref, tokenizer, ctx, beta=None)
+    return evaluate(problem, policy, ref, tokenizer, ctx)

@@ -3,7 +3,9 @@
 Contract of the family. A method starts from an SFT policy (the task's tiny model, or any hub id /
 local directory given as the method's `model`), trains it on preference pairs and returns its
 sampled answers to the evaluation prompts with their log-probabilities under the policy and the
-reference (`PreferenceResult`). `score` (the only judge) never sees a model:
+reference, the trained policy itself, and the pairs it trained on (`PreferenceResult`). `score` is the only judge:
+it judges the answers, and measures on the returned policy what the method's own evaluation once reported (the
+probe set's implicit reward, the external benchmarks; tasks/preference/_observe.py, docs/metrics-audit.md):
 
 * `win_rate` (primary): the AlpacaEval 2.0 raw win rate against the baseline's answers, in [0, 1]: the
   mean of 1[judge prefers the policy] with ties counted ½ (preference_world: the judge is the hidden gold
@@ -22,15 +24,21 @@ reference (`PreferenceResult`). `score` (the only judge) never sees a model:
 * `kl_to_reference`: the Monte-Carlo KL(π‖π_ref) = E_{y~π}[log π(y|x) − log π_ref(y|x)] over the samples.
 * `reward_pearson`, `slope1_error` (EPA's intrinsic evaluation, Table 1): how close the learned implicit reward r_θ on a
   fixed probe set of K responses per prompt is to slope-1 linearity in the BT-scale true reward r*/τ:
-  the per-prompt Pearson correlation, averaged, and ε̂ = mean_x min_c mean_y (r_θ − r*/τ − c)².
+  the per-prompt Pearson correlation, averaged, and ε̂ = mean_x min_c mean_y (r_θ − r*/τ − c)². score computes
+  r_θ = β(log πθ − log π_ref) itself, running the returned policy and the reference, for a method that declares the
+  β of such a reward and its reference model (`declared`: beta, model; the harness checks them against the config).
 * `lm_eval_<task>_<metric>`: lm-evaluation-harness scores of the trained policy (long_context_alignment's
   `lm_eval_tasks`, tasks/preference/_harness.py), declared by prefix (METRIC_PREFIXES) since the names depend on
   the suites asked for; most are higher-better (accuracy, F1, exact match, RULER), perplexities are not.
-  `longbench_average` and `longbench_<category>` (named) are LOGO's Table 1 metric from those scores.
-* `on_policy_fraction`: the realised share of on-policy pairs in the training data (SimpleMix's mixing).
+  `longbench_average` and `longbench_<category>` (named) are LOGO's Table 1 metric from those scores. score runs the
+  problem's `external_eval` hook on the returned policy.
+* `on_policy_fraction`: the realised share of on-policy pairs in the training data (SimpleMix's mixing), from the
+  pairs the method returns: each on-policy pair must be a preference the problem's annotator gave during the solve
+  (the problem's meter keeps every list it ranked), each off-policy pair one of the problem's off-policy lists.
 
 The tabular bandit world (preference_bandit, docs/papers/epa.md; `BanditPreferenceProblem`): a method returns its
-policy's whole table log πθ(y|x) and β (`BanditPreferenceResult`); every metric is exact, over all P × V cells:
+policy's whole table log πθ(y|x) and β (`BanditPreferenceResult`, which declares β for the harness to check against
+the config); every metric is exact, over all P × V cells:
 * `win_rate` (primary): P(r*(x, y) > r*(x, y′)) + ½ P(=), y ~ πθ(·|x), y′ ~ π_ref(·|x), averaged over prompts.
 * `true_value` J = E_x E_{y~πθ} r*(x, y); `kl_to_reference` the exact KL(πθ‖π_ref), averaged over prompts.
 * `reward_pearson`, `slope1_error` over all cells and `reward_pearson_seen`, `slope1_error_seen` over the
@@ -50,12 +58,14 @@ policy's whole table log πθ(y|x) and β (`BanditPreferenceResult`); every metr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
+from bench.observe import Meter
 from bench.spec import Metric
 from tasks.preference._harness import LONGBENCH_CATEGORIES
+from tasks.preference._observe import Labeller, external_scores, probe_rewards, returned_model, training_share
 from tasks.preference._long_context import LENGTHS
 from tasks.preference._world import CATEGORIES
 # what the family's methods may use of its worlds, beyond the problem and result types (they import no private
@@ -70,7 +80,8 @@ class PreferenceProblem:
     train_prompts: tuple[str, ...]         # prompts x of the preference data
     train_categories: tuple[str, ...]
     off_policy: tuple[tuple[str, ...], ...]  # per train prompt, K responses of other policies, best first
-    annotate: Callable                     # (prompt, responses, rng) -> indices best first (the labeller)
+    annotate: Callable                     # (prompt, responses, rng) -> indices best first (the labeller; each list
+                                           # it ranks is kept on `meter`)
     eval_prompts: tuple[str, ...]          # each evaluation prompt repeated `eval_samples` times
     eval_categories: tuple[str, ...]
     baseline_responses: tuple[str, ...]    # π_SFT's sampled answer to each eval prompt (the win-rate baseline)
@@ -87,16 +98,26 @@ class PreferenceProblem:
                                            # (lm_eval)
     lc_win_rate: Callable | None = None    # (preferences, answer lengths, baseline lengths) -> LC in [0, 1] or None
                                            # (not computable); the field None: the simple per-model fit
+    meter: Meter = field(init=False, repr=False, compare=False, default=None)  # the lists `annotate` ranked (issued)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "meter", Meter())
+        object.__setattr__(self, "annotate", Labeller(self.annotate, self.meter))
 
 
 @dataclass(frozen=True, eq=False)
 class PreferenceResult:
     responses: tuple[str, ...]             # the trained policy's sampled answer to each eval prompt
-    logp_policy: np.ndarray                # (n,) log π(y|x) of those answers
+    logp_policy: np.ndarray                # (n,) log π(y|x) of those answers (the method's: kl_to_reference only)
     logp_ref: np.ndarray                   # (n,) log π_ref(y|x)
-    probe_reward: np.ndarray | None = None  # (P, K) the method's implicit reward on the probe set, if it has one
-    on_policy_fraction: float | None = None
-    extra: dict = field(default_factory=dict)
+    model: Any = None                      # the trained policy (a transformers causal LM), which score evaluates
+    tokenizer: Any = None                  # its tokenizer
+    on_policy_pairs: tuple[tuple[str, str, str], ...] = ()   # (prompt, chosen, rejected) trained on, labelled by
+                                                             # problem.annotate during the solve
+    off_policy_pairs: tuple[tuple[str, str, str], ...] = ()  # the same, from problem.off_policy
+    on_policy_fraction: float | None = None  # the method's own share of on-policy pairs (checked: Misreport)
+    declared: dict = field(default_factory=dict)  # config field -> value the scorer uses, checked by the harness:
+                                                  # "beta" and "model" of an implicit reward β(log π − log π_ref)
 
 
 METRICS = {
@@ -164,6 +185,11 @@ class BanditPreferenceResult:
     beta: float                   # β of its implicit reward r_θ = β(log πθ − log π_ref)
     train_loss: float             # the training objective on all the data at the end
     trace: tuple = ()             # ((step, (P, V) log πθ), ...) over training, step 0 first (the KL–reward trace)
+
+    @property
+    def declared(self) -> dict:
+        """β scales every implicit reward score reads: the harness checks it against the run's config."""
+        return {"beta": self.beta}
 
 
 METRIC_PREFIXES = {
@@ -251,13 +277,17 @@ def _score_world(problem: PreferenceProblem, result: PreferenceResult) -> dict[s
                 per_category.append(scores[f"gold_reward_{c}"])
     if per_category:
         scores["gold_reward"] = float(np.mean(per_category))
-    if result.probe_reward is not None and len(problem.probe_prompts):
+    declared = result.declared or {}
+    if declared.get("beta") is not None and len(problem.probe_prompts):
+        learned = probe_rewards(problem, returned_model(result), declared["beta"], declared.get("model", ""))
         true = np.array([problem.judge([p] * len(rs), rs)
                          for p, rs in zip(problem.probe_prompts, problem.probe_responses)])
-        scores.update(slope1_metrics(np.asarray(result.probe_reward, float), true / problem.label_temperature))
-    if result.on_policy_fraction is not None:
-        scores["on_policy_fraction"] = float(result.on_policy_fraction)
-    scores.update(result.extra.get("external", {}))   # lm_eval_<task>_<metric> from the problem's external_eval
+        scores.update(slope1_metrics(learned, true / problem.label_temperature))
+    share = training_share(problem, result)
+    if share is not None:
+        scores["on_policy_fraction"] = share
+    if problem.external_eval is not None:           # lm_eval_<task>_<metric>, longbench_* of the returned policy
+        scores.update(external_scores(problem, result))
     return scores
 
 

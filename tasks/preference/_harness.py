@@ -1,9 +1,8 @@
 """EleutherAI lm-evaluation-harness on the trained policy: LongBench, RULER or any lm_eval task, as scores.
 
-`score(problem, result)` never sees a model, so the harness runs method-side: a task puts a callable
-`external_eval(model, tokenizer, device) -> {name: value}` on its problem, the methods' shared `evaluate`
-(methods/preference/_common.py) calls it on the trained policy and stores the dict in
-`PreferenceResult.extra["external"]`, and `score` copies it into the run's metrics.
+A task puts a callable `external_eval(model, tokenizer, device) -> {name: value}` on its problem, and `score` calls
+it on the trained policy the method returns (`PreferenceResult.model`; tasks/preference/_observe.py), so the scores
+are the scorer's measurement, not the method's report (docs/metrics-audit.md).
 
 The call is lm_eval's own: `simple_evaluate(model=HFLM(pretrained=<the policy module>, tokenizer=...),
 tasks=[...], task_manager=TaskManager(include_path=..., metadata=...), limit=...)`. Its per-task results

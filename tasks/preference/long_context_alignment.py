@@ -12,8 +12,8 @@ evaluation context). Evaluation: exact match of the answer on fresh contexts of 
 The real LongBench / RULER suites run through lm-evaluation-harness on the trained policy when
 `lm_eval_tasks` names them (e.g. "longbench", "ruler", "niah_single_1"; "" = off; `lm_eval_include` adds a
 directory of custom task YAMLs, `lm_eval_limit` caps the documents per task, `lm_eval_seq_lengths` sets RULER's
-lengths, `lm_eval_max_length` the context window): the problem's `external_eval` hook
-(tasks/preference/_harness.py) is called by the methods' `evaluate` and `score` reports its results as
+lengths, `lm_eval_max_length` the context window): `score` calls the problem's `external_eval` hook
+(tasks/preference/_harness.py) on the trained policy the method returns and reports its results as
 `lm_eval_<task>_<metric>`. Those suites download their data from the hub and are meant for GPU users
 (`pip install -e '.[eval]'`).
 

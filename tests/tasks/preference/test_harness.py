@@ -2,7 +2,6 @@
 hook."""
 
 import json
-from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Callable
 
@@ -14,7 +13,7 @@ from bench.context import RunContext
 from bench.toolkit.causal_lm import load_causal_lm, sequence_logprobs
 from bench.toolkit.tokenizer import train_bpe_tokenizer
 from methods.preference._common import evaluate
-from tasks.preference import PreferenceProblem, alpacaeval, long_context_alignment, score
+from tasks.preference import alpacaeval, long_context_alignment, score
 from tasks.preference._harness import (LONGBENCH_CATEGORIES, HarnessSettings, external_eval, flatten, longbench_scores,
                                        parse_tasks, run, task_manager)
 from tasks.preference._long_context import FILLER, KEYS, KINDS, VALUES, make_example, prompt_text
@@ -113,32 +112,24 @@ def test_unknown_task_is_a_one_line_error_naming_how_to_list_tasks():
         long_context_alignment.Config(lm_eval_seq_lengths="4k")
 
 
-def test_evaluate_runs_the_problem_hook_on_the_trained_policy_and_keeps_its_scores():
-    """methods/preference/_common.evaluate calls problem.external_eval(policy, tokenizer, device)."""
-
-    @dataclass(frozen=True, eq=False)
-    class HookedProblem(PreferenceProblem):            # the field the lead adds to PreferenceProblem itself
-        external_eval: Callable | None = None
-
-    base = alpacaeval.build(alpacaeval.Config(**alpacaeval.SMALLEST), RunContext(seed=0).for_task())
+def test_score_runs_the_problem_hook_on_the_policy_the_method_returns():
+    """score calls problem.external_eval(model, tokenizer, device) on PreferenceResult.model (tasks/preference/
+    _observe.py); the methods' shared evaluate (methods/preference/_common.py) only returns the policy."""
+    problem = alpacaeval.build(alpacaeval.Config(**alpacaeval.SMALLEST), RunContext(seed=0).for_task())
     seen = []
 
     def hook(model, tokenizer, device):
         seen.append((model, tokenizer, device))
         return {"lm_eval_x_acc": 0.5}
 
-    problem = HookedProblem(**{**{f.name: getattr(base, f.name) for f in fields(base)}, "external_eval": hook})
-    ctx = RunContext(seed=0)
-    policy, tokenizer = load_causal_lm(base.sft_path)
-    result = evaluate(problem, policy, policy, tokenizer, ctx, beta=None)
-    assert result.extra["external"] == {"lm_eval_x_acc": 0.5}
+    object.__setattr__(problem, "external_eval", hook)
+    policy, tokenizer = load_causal_lm(problem.sft_path)
+    result = evaluate(problem, policy, policy, tokenizer, RunContext(seed=0))
+    assert seen == [] and result.model is policy and result.tokenizer is tokenizer
+    assert score(problem, result)["lm_eval_x_acc"] == 0.5
     assert seen == [(policy, tokenizer, "cpu")]
-    assert "external" not in evaluate(base, policy, policy, tokenizer, ctx, beta=None).extra
 
 
-@pytest.mark.skipif("external_eval" not in PreferenceProblem.__dataclass_fields__,
-                    reason="needs PreferenceProblem.external_eval and score's copy of extra['external'] "
-                           "(lead's change)")
 def test_the_task_reports_lm_eval_scores_of_the_trained_policy(at_root):
     """long_context_alignment with lm_eval_tasks: sft trains, the harness scores the trained policy, score reports
     it."""
