@@ -34,7 +34,7 @@ import torch
 
 from bench.context import RunContext
 from bench.observe import observing
-from bench.toolkit.causal_lm import cached_dir
+from bench.toolkit.cache import cached_dir
 from methods.decoding import autoregressive, slem, slrs, speculative, tli
 from methods.decoding._cache import CachedLM
 from tasks.decoding import DecodingProblem, score

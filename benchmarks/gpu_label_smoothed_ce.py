@@ -22,7 +22,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from bench.toolkit.label_smoothed_ce import label_smoothed_ce
+from methods.calibration._label_smoothed_ce import label_smoothed_ce
 
 BETA = 0.1
 

@@ -29,7 +29,7 @@ def child(variant: str, n: int, v: int, d: int, beta: float) -> None:
     import torch
     import torch.nn.functional as F
 
-    from bench.toolkit.label_smoothed_ce import label_smoothed_ce
+    from methods.calibration._label_smoothed_ce import label_smoothed_ce
 
     torch.manual_seed(0)
     hidden = torch.randn(n, d).requires_grad_()

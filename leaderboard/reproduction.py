@@ -7,7 +7,7 @@
   cpu-reduced claims; "paper": the paper-scale ones; "all").
 * `cache_first` orders them so that each cached model is built by one cell before other cells that
   read it start: the cells of the language-model and image families train a tiny model on first use
-  (`bench.toolkit.causal_lm.cached_dir`, keyed by the task's settings), and two workers starting two
+  (`bench.toolkit.cache.cached_dir`, keyed by the task's settings), and two workers starting two
   cells of the same setting at once would both train it.
 * `expected_costs` weighs each cell by the stored wall time of matching runs, so that the ETA is not
   fooled by a few slow cells at the end.

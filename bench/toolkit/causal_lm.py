@@ -10,41 +10,30 @@
 * `sample(models, tokenizer, prompts, ...)`: temperature / top-p sampling with a KV cache and left padding,
   drawn from a `torch.Generator` (never the global RNG); `combine` mixes the logits of several models
   (e.g. (1+γ)ℓ_θ − γℓ_ref for DPO-Mix-P's tilted samplers).
-* `train(model, loss_fn, n_examples, ...)`: AdamW with linear warm-up and linear decay, minibatches drawn
-  from the generator, gradient accumulation (the mean over micro-batches equals the full-batch gradient).
-* `cached_dir(root, key, build)`: a model directory keyed by every setting that changes it, written
-  atomically (temporary directory + rename), with what its build cost in `build.json` (read by
-  `bench reproduce --all` to report the share of a reproduction spent training tiny models).
+* `train(model, loss_fn, n_examples, ...)`: the toolkit's loop (bench/toolkit/training.py) with linear warm-up and
+  linear decay, minibatches drawn from the generator without replacement, gradient accumulation (the mean over
+  micro-batches equals the full-batch gradient).
+
+The cache of built models is bench/toolkit/cache.py (`cached_dir`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import shutil
-import tempfile
-import time
-from pathlib import Path
 from typing import Callable, Sequence
 
 import torch
 
-from bench.numerics import fingerprint
-from bench.toolkit.models import DTYPES, TINY_SHAPES, from_pretrained, tiny_config
+from bench.toolkit import training
+from bench.toolkit.models import DTYPES, TINY_SHAPES, from_pretrained, tiny_config, tiny_model
+from bench.toolkit.training import seeded
 
 
 def build_causal_lm(shape: str, tokenizer, seed: int = 0, **overrides):
     """A randomly initialised tiny causal LM of a named shape over `tokenizer` (global RNG untouched)."""
-    from transformers import AutoModelForCausalLM
-
     config = tiny_config(shape, len(tokenizer), tokenizer.pad_token_id, tokenizer.eos_token_id)
     for key, value in overrides.items():
         setattr(config, key, value)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = AutoModelForCausalLM.from_config(config)
-    return model
+    return tiny_model(config, seed)
 
 
 def load_causal_lm(name_or_path: str, device: str = "cpu", tokenizer=None, dtype: str = "float32", seed: int = 0,
@@ -175,19 +164,12 @@ def _sample_batch(models, tokenizer, prompts, max_new_tokens, temperature, top_p
     return texts
 
 
-def linear_schedule(step: int, total: int, warmup_ratio: float) -> float:
-    """Learning-rate multiplier: linear warm-up over warmup_ratio·total steps, then linear decay to 0."""
-    warmup = max(1, int(round(warmup_ratio * total)))
-    if step < warmup:
-        return (step + 1) / warmup
-    return max(0.0, (total - step) / max(1, total - warmup))
-
-
 def train(model, loss_fn: Callable[[list[int]], torch.Tensor], n_examples: int, *, steps: int, lr: float,
           batch_size: int, grad_accum: int = 1, warmup_ratio: float = 0.1, weight_decay: float = 0.0,
           generator: torch.Generator | None = None, device: str = "cpu", max_grad_norm: float | None = 1.0,
           on_step: Callable[[int, float], None] | None = None) -> list[float]:
-    """AdamW on `loss_fn(indices)` (the mean loss of those examples) over `steps` optimiser steps.
+    """The toolkit's loop (bench.toolkit.training.train) on `loss_fn(indices)`, the mean loss of those examples,
+    with linear warm-up and decay, over `steps` optimiser steps.
 
     Each step draws batch_size·grad_accum indices without replacement from a permutation stream (epochs
     cycle through the data) and accumulates grad_accum micro-batch gradients scaled by 1/grad_accum, so
@@ -195,71 +177,17 @@ def train(model, loss_fn: Callable[[list[int]], torch.Tensor], n_examples: int, 
     if n_examples < 1 or steps < 0 or batch_size < 1 or grad_accum < 1:
         raise ValueError(f"need n_examples >= 1, steps >= 0, batch_size >= 1, grad_accum >= 1; got "
                          f"{n_examples}, {steps}, {batch_size}, {grad_accum}")
-    params = [p for p in model.parameters() if p.requires_grad]
-    optimiser = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda s: linear_schedule(s, steps, warmup_ratio))
     seed = int(torch.randint(2**62, (1,), generator=generator))
     order: list[int] = []
-    losses = []
-    cuda = [torch.device(device).index or 0] if device.startswith("cuda") else []
-    with torch.random.fork_rng(devices=cuda):
-        torch.manual_seed(seed)
-        model.train()
-        for step in range(steps):
-            optimiser.zero_grad()
-            total = 0.0
-            for _ in range(grad_accum):
-                while len(order) < batch_size:
-                    order += torch.randperm(n_examples, generator=generator).tolist()
-                indices, order = order[:batch_size], order[batch_size:]
-                loss = loss_fn(indices) / grad_accum
-                loss.backward()
-                total += float(loss.detach())
-            if max_grad_norm is not None:
-                torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
-            optimiser.step()
-            scheduler.step()
-            losses.append(total)
-            if on_step is not None:
-                on_step(step, total)
-    model.eval()
-    return losses
 
+    def micro_batch_loss(step: int, micro: int = 0) -> torch.Tensor:
+        nonlocal order
+        while len(order) < batch_size:
+            order += torch.randperm(n_examples, generator=generator).tolist()
+        indices, order = order[:batch_size], order[batch_size:]
+        return loss_fn(indices)
 
-def cache_key(settings: dict) -> str:
-    """A short stable hash of every setting that changes a cached artefact."""
-    return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def numerics_keyed(settings: dict) -> dict:
-    """`settings` with this process's float numerics (bench.numerics.fingerprint at its thread count): a model
-    trained where the kernels round differently is another model, never reused as this one."""
-    return {**settings, "numerics": fingerprint(torch.get_num_threads())}
-
-
-def cached_dir(root: str | Path, settings: dict, build: Callable[[Path], None], prefix: str = "") -> Path:
-    """`root/<prefix><hash of settings>`: built once by `build(tmp_dir)` into a temporary directory, then renamed.
-    The key holds this process's float numerics too (`numerics_keyed`)."""
-    settings = numerics_keyed(settings)
-    root = Path(root).expanduser()
-    final = root / f"{prefix}{cache_key(settings)}"
-    if final.is_dir():
-        return final
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=root, prefix=".tmp-"))
-    try:
-        clock, cpu = time.perf_counter(), time.process_time()
-        build(tmp)
-        (tmp / "settings.json").write_text(json.dumps(settings, sort_keys=True, default=str))
-        # not part of the key: what building it cost on this machine, and when it finished
-        (tmp / "build.json").write_text(json.dumps({"seconds": time.perf_counter() - clock,
-                                                    "cpu_seconds": time.process_time() - cpu,
-                                                    "finished_at": time.time()}))
-        os.replace(tmp, final)
-    except OSError:
-        if not final.is_dir():  # another process won the race: theirs is as good as ours
-            raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return final
+    with seeded(seed, device):
+        return training.train(model, micro_batch_loss, steps, lr=lr, weight_decay=weight_decay,
+                              schedule=training.warmup_linear(steps, warmup_ratio), max_grad_norm=max_grad_norm,
+                              grad_accum=grad_accum, trainable_only=True, after_step=on_step)

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from bench.toolkit.tokenizer import generated_corpus, train_bpe_tokenizer
+from bench.toolkit.training import seeded, train
 
 TINY_SHAPES = {
     "tiny-gpt2": {"model_type": "gpt2", "n_layer": 2, "n_head": 2, "n_embd": 32, "n_positions": 1024,
@@ -49,14 +50,20 @@ def tiny_config(name: str, vocab_size: int, pad_token_id: int, eos_token_id: int
                                 eos_token_id=eos_token_id, bos_token_id=eos_token_id, num_labels=num_labels, **shape)
 
 
+def tiny_model(config, seed: int, auto_class=None):
+    """The one builder of every freshly initialised tiny model (GPT-2, Llama, any transformers shape): `auto_class`
+    (a causal LM by default) from `config`, its weights drawn from `seed`, the global torch RNG left as it was."""
+    if auto_class is None:
+        from transformers import AutoModelForCausalLM as auto_class
+    with seeded(seed):  # transformers initialises weights from the global RNG
+        return auto_class.from_config(config)
+
+
 def build_tiny(name: str, kind: str = "sequence-classification", seed: int = 0, vocab_size: int = 512):
     """(model, tokenizer): a randomly initialised tiny model; the global torch RNG is left as it was."""
     tokenizer = train_bpe_tokenizer(generated_corpus(seed=seed), vocab_size=vocab_size)
     config = tiny_config(name, len(tokenizer), tokenizer.pad_token_id, tokenizer.eos_token_id)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = _auto_class(kind).from_config(config)
-    return model, tokenizer
+    return tiny_model(config, seed, _auto_class(kind)), tokenizer
 
 
 def from_pretrained(auto_class, name_or_path: str | Path, what: str = "model", with_tokenizer: bool = True,
@@ -125,29 +132,16 @@ def train_reward_model(model, tokenizer, chosen: list[str], rejected: list[str],
     if len(chosen) != len(rejected) or not chosen:
         raise ValueError(f"need as many chosen as rejected texts (> 0), got {len(chosen)} and {len(rejected)}")
     tokenizer.padding_side = "right"
-    optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-    losses = []
     seed = int(torch.randint(2**62, (1,), generator=generator))
-    cuda = [torch.device(device).index or 0] if device.startswith("cuda") else []
-    with torch.random.fork_rng(devices=cuda):
-        torch.manual_seed(seed)
-        model.train()
-        for _ in range(steps):
-            losses.append(_bt_step(model, tokenizer, optimiser, chosen, rejected, batch_size, max_length, device,
-                                   generator))
-    model.eval()
-    return losses
 
+    def bt_loss(step: int) -> torch.Tensor:
+        """The mean BT loss −log σ(r_c − r_r) of a minibatch of pairs drawn with replacement."""
+        idx = torch.randint(len(chosen), (min(batch_size, len(chosen)),), generator=generator).tolist()
+        texts = [chosen[i] for i in idx] + [rejected[i] for i in idx]
+        batch = tokenizer(texts, return_tensors="pt", padding=True, truncation=True, max_length=max_length,
+                          return_token_type_ids=False)
+        reward = model(**{k: v.to(device) for k, v in batch.items()}).logits[:, 0].float()   # (2B,)
+        return torch.nn.functional.softplus(reward[len(idx):] - reward[: len(idx)]).mean()
 
-def _bt_step(model, tokenizer, optimiser, chosen, rejected, batch_size, max_length, device, generator) -> float:
-    """One AdamW step on a minibatch of pairs; the loss before the step."""
-    idx = torch.randint(len(chosen), (min(batch_size, len(chosen)),), generator=generator).tolist()
-    texts = [chosen[i] for i in idx] + [rejected[i] for i in idx]
-    batch = tokenizer(texts, return_tensors="pt", padding=True, truncation=True, max_length=max_length,
-                      return_token_type_ids=False)
-    reward = model(**{k: v.to(device) for k, v in batch.items()}).logits[:, 0].float()   # (2B,)
-    loss = torch.nn.functional.softplus(reward[len(idx):] - reward[: len(idx)]).mean()  # −log σ(r_c − r_r)
-    optimiser.zero_grad()
-    loss.backward()
-    optimiser.step()
-    return float(loss.detach())
+    with seeded(seed, device):
+        return train(model, bt_loss, steps, lr=lr, weight_decay=weight_decay)

@@ -1,7 +1,7 @@
 """Supervised fine-tuning with (label-smoothed) cross-entropy, shared by sft_ce and sft_label_smoothing.
 
 The loss is computed from the final hidden states and the LM head's weight by
-bench/toolkit/label_smoothed_ce.label_smoothed_ce (chunked torch on a CPU, the Triton kernel on CUDA),
+methods/calibration/_label_smoothed_ce.label_smoothed_ce (chunked torch on a CPU, the Triton kernel on CUDA),
 so the N × V logits are never materialised (the paper's kernel). Shifted next-token targets, prompt tokens at −100,
 reduction 'mean' over the answer tokens (the repository's sweeps sum; with the constant number of answer
 tokens per batch here, the two differ only by a factor folded into the learning rate).
@@ -18,7 +18,8 @@ from typing import Callable
 import torch
 
 from bench.context import RunContext
-from bench.toolkit.label_smoothed_ce import label_smoothed_ce
+from bench.toolkit.training import train, warmup_linear
+from methods.calibration._label_smoothed_ce import label_smoothed_ce
 from tasks.calibration import CalibrationProblem, CalibrationResult
 
 
@@ -51,26 +52,25 @@ def fine_tune(problem: CalibrationProblem, s: SFTSettings, ctx: RunContext,
             return sft_loss(model, ids[batch], labels[batch], s.beta, s.temperature)
     per_epoch = max(1, -(-len(ids) // s.batch_size))
     steps = per_epoch * s.epochs
-    warmup = max(1, round(s.warmup_ratio * steps))
-    optimiser = torch.optim.AdamW(model.parameters(), lr=s.lr, weight_decay=0.0)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda t: (t + 1) / warmup if t < warmup else max(0.0, (steps - t) / max(1, steps - warmup)))
-    loss = torch.zeros(())
-    step = 0
-    for epoch in range(s.epochs):
-        order = torch.randperm(len(ids), generator=ctx.torch_generator).to(ctx.device)
-        for start in range(0, len(ids), s.batch_size):
-            batch = order[start:start + s.batch_size]
-            loss = batch_loss(model, batch)
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            schedule.step()
-            step += 1
-            ctx.log(step, sft_loss=float(loss.detach()))
-        ctx.progress((epoch + 1) / s.epochs)
-        ctx.check_deadline()
-    return CalibrationResult(model=model.eval(), final_loss=float(loss.detach()))
+    order = torch.zeros(0, dtype=torch.long)
+
+    def epoch_batch_loss(step: int) -> torch.Tensor:
+        """Batches of one shuffle of the SFT set per epoch (the last one partial)."""
+        nonlocal order
+        if step % per_epoch == 0:
+            order = torch.randperm(len(ids), generator=ctx.torch_generator).to(ctx.device)
+        start = (step % per_epoch) * s.batch_size
+        return batch_loss(model, order[start:start + s.batch_size])
+
+    def after_step(step: int, loss: float) -> None:
+        ctx.log(step + 1, sft_loss=loss)
+        if (step + 1) % per_epoch == 0:
+            ctx.progress((step + 1) // per_epoch / s.epochs)
+            ctx.check_deadline()
+
+    losses = train(model, epoch_batch_loss, steps, lr=s.lr, schedule=warmup_linear(steps, s.warmup_ratio),
+                   after_step=after_step)
+    return CalibrationResult(model=model, final_loss=losses[-1])
 
 
 def validate(beta: float, lr: float, epochs: int, batch_size: int, warmup_ratio: float, temperature: float) -> None:

@@ -5,7 +5,7 @@ arXiv 2508.00264 (the loss and SFT recipe of the authors' code). Per answer toke
 
     ℓ = lse(z) − (1 − β)·z_y − (β/V)·Σ_v z_v,   soft target (1 − β)·onehot(y) + (β/V)·1
 
-with β = 0.1 (the working value), computed by the memory-efficient kernel (bench/toolkit/label_smoothed_ce)
+with β = 0.1 (the working value), computed by the memory-efficient kernel (methods/calibration/_label_smoothed_ce)
 from hidden states and the LM head, never materialising the logits. Full fine-tuning with AdamW, linear
 warm-up (ratio 0.03) and decay, 2 epochs (the repository's open-instruct configs).
 

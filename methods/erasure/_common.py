@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from peft import LoraConfig, get_peft_model
 
+from bench.toolkit.training import seeded
 from tasks.erasure import ErasureProblem
 
 
@@ -36,8 +37,8 @@ def add_lora(transformer: torch.nn.Module, rank: int, alpha: float, modules: tup
     """A peft model with LoRA on `transformer_blocks.*.attn.<module>` (dual-stream blocks only)."""
     config = LoraConfig(r=rank, lora_alpha=alpha, init_lora_weights="gaussian",
                         target_modules=rf"transformer_blocks\.\d+\.attn\.({'|'.join(modules)})")
-    with torch.random.fork_rng():  # peft draws A from the global generator
-        torch.manual_seed(int(torch.randint(2**31 - 1, (1,), generator=generator, device=generator.device)))
+    # peft draws A from the global generator
+    with seeded(int(torch.randint(2**31 - 1, (1,), generator=generator, device=generator.device)), device=None):
         return get_peft_model(frozen_copy(transformer), config)
 
 

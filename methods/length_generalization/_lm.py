@@ -23,7 +23,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from bench.toolkit.models import from_pretrained
+from bench.toolkit.models import from_pretrained, tiny_model
+from bench.toolkit.training import multiplier
+from bench.toolkit.training import train as train_loop
 from tasks.length_generalization import LMProblem
 
 # tiny Llama (RoPE) shapes trained here; any other name is a local directory or a hub id
@@ -44,9 +46,7 @@ def build_model(name_or_path: str, problem: LMProblem, rope_theta: float, seed: 
                              rope_parameters={"rope_type": "default", "rope_theta": rope_theta},
                              bos_token_id=None, eos_token_id=None, pad_token_id=None, tie_word_embeddings=False,
                              **SHAPES[name_or_path])
-        with torch.random.fork_rng(devices=[]):  # initialisation from the run's seed, global RNG untouched
-            torch.manual_seed(seed)
-            model = AutoModelForCausalLM.from_config(config)
+        model = tiny_model(config, seed)  # initialisation from the run's seed, global RNG untouched
     else:
         model, _ = from_pretrained(AutoModelForCausalLM, name_or_path, "model", with_tokenizer=False,
                                    hint=f" (tiny shapes: {', '.join(SHAPES)})")
@@ -110,13 +110,12 @@ def train(problem: LMProblem, model, *, steps: int, batch_size: int, lr: float, 
           divergence: str = "symmetric_kl") -> tuple[object, list[tuple[int, object]]]:
     """Adam with a cosine schedule; α = 0 is plain next-token training. Returns (model, [(step, copy)])."""
     vocab, length, device = problem.vocab_size, problem.train_length, ctx.device
-    optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda s: 0.1 + 0.45 * (1 + np.cos(np.pi * s / steps)))
     saves = set(np.unique(np.linspace(0, steps, checkpoints + 1)[1:].round().astype(int))) if checkpoints else set()
     snapshots = []
     max_extra = max(1, int(extra_fraction * length))
-    model.train()
-    for step in range(1, steps + 1):
+    parts = {}
+
+    def step_loss(step: int) -> torch.Tensor:
         ctx.check_deadline()
         if alpha > 0:
             l_extra = int(ctx.rng.integers(1, max_extra + 1))  # l_extra ~ U{1..f·l_train}
@@ -128,16 +127,18 @@ def train(problem: LMProblem, model, *, steps: int, batch_size: int, lr: float, 
             logits = model(input_ids=x).logits
             l_train = loss = F.cross_entropy(logits[:, :-1, :vocab].reshape(-1, vocab), x[:, 1:].reshape(-1))
             l_mis = torch.zeros(())
-        optimiser.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimiser.step()
-        schedule.step()
+        parts.update(train=l_train, misalign=l_mis)
+        return loss
+
+    def after_step(step: int, loss: float) -> None:
+        step += 1  # 1-based, as the checkpoints and the logged curve count steps
         if step % max(1, steps // 50) == 0 or step == steps:
-            ctx.log(step, train_loss=l_train.item(), misalign_loss=l_mis.item())
+            ctx.log(step, train_loss=parts["train"].item(), misalign_loss=parts["misalign"].item())
             ctx.progress(step / steps)
         if step in saves and step != steps:
             snapshots.append((step, copy.deepcopy(model)))
             model.train()
-    model.eval()
+
+    schedule = multiplier(lambda s: 0.1 + 0.45 * (1 + np.cos(np.pi * s / steps)))
+    train_loop(model, step_loss, steps, lr=lr, schedule=schedule, max_grad_norm=1.0, after_step=after_step)
     return model, snapshots + ([(steps, model)] if checkpoints else [])

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from bench.toolkit.training import seeded
 from tasks.length_generalization import BITS_BOS, RegressionProblem
 
 
@@ -38,8 +39,7 @@ class NoPERegressor(nn.Module):
 
 
 def build_regressor(dim: int, layers: int, heads: int, seed: int, device: str) -> NoPERegressor:
-    with torch.random.fork_rng(devices=[]):  # initialisation from the run's seed, global RNG untouched
-        torch.manual_seed(seed)
+    with seeded(seed):  # initialisation from the run's seed, global RNG untouched
         return NoPERegressor(dim, layers, heads).to(device)
 
 

@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bench.toolkit.models import from_pretrained
+from bench.toolkit.models import from_pretrained, tiny_model
+from bench.toolkit.training import multiplier, train
 
 LETTERS = ("A", "B", "C", "D")
 SPECIALS = ("<pad>", "<eos>", "?", "Answer", *LETTERS)
@@ -72,30 +73,22 @@ def pretraining_texts(probs: np.ndarray, per_entity: int, filler_fraction: float
 
 def build_lm(vocab_size: int, hidden_size: int, layers: int, generator: torch.Generator):
     """A tiny LlamaForCausalLM (untied head, no dropout), initialised from `generator`'s stream."""
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaConfig
 
     config = LlamaConfig(vocab_size=vocab_size, hidden_size=hidden_size, intermediate_size=2 * hidden_size,
                          num_hidden_layers=layers, num_attention_heads=max(1, hidden_size // 16),
                          num_key_value_heads=max(1, hidden_size // 16), max_position_embeddings=64,
                          pad_token_id=0, eos_token_id=1, bos_token_id=1, tie_word_embeddings=False)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(torch.randint(2**62, (1,), generator=generator)))
-        return LlamaForCausalLM(config)
+    return tiny_model(config, int(torch.randint(2**62, (1,), generator=generator)))
 
 
 def pretrain(model, tokens: torch.Tensor, steps: int, batch_size: int, lr: float, generator: torch.Generator) -> None:
     """Next-token CE on every position (the padding-free documents all have one length); AdamW."""
-    optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda s: min(1.0, (s + 1) / 50) * (1 - s / steps))
-    model.train()
-    for _ in range(steps):
+    def batch_loss(step: int) -> torch.Tensor:
         batch = tokens[torch.randint(len(tokens), (batch_size,), generator=generator)]
-        loss = model(input_ids=batch, labels=batch).loss
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-        schedule.step()
-    model.eval()
+        return model(input_ids=batch, labels=batch).loss
+
+    train(model, batch_loss, steps, lr=lr, schedule=multiplier(lambda s: min(1.0, (s + 1) / 50) * (1 - s / steps)))
 
 
 def load_lm(name_or_path: str | Path):

@@ -25,7 +25,7 @@ import torch
 
 from bench.context import RunContext
 from bench.registry import task
-from bench.toolkit.causal_lm import cached_dir
+from bench.toolkit.cache import cached_dir
 from tasks.calibration import CalibrationProblem
 from tasks.calibration._world import (LETTERS, build_lm, build_tokenizer, encode, letter_ids,
                                       load_lm, pretrain, pretraining_texts, question_text, vocabulary)

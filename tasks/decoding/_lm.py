@@ -17,8 +17,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bench.toolkit.causal_lm import cached_dir
+from bench.toolkit.cache import cached_dir
 from bench.toolkit.tokenizer import SPECIAL_TOKENS, train_bpe_tokenizer
+from bench.toolkit.models import tiny_model
+from bench.toolkit.training import one_cycle, train
 from tasks.decoding import LM
 from tasks.decoding._corpus import alphabet, corpus
 
@@ -41,14 +43,12 @@ def train_metaspace_tokenizer(texts: list[str], vocab_size: int):
 
 
 def _gpt2(vocab: int, eos: int, pad: int, layers: int, width: int, heads: int, seed: int):
-    from transformers import GPT2Config, GPT2LMHeadModel
+    from transformers import AutoConfig
 
-    config = GPT2Config(vocab_size=vocab, n_positions=1024, n_embd=width, n_layer=layers, n_head=heads,
-                        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=eos, eos_token_id=eos,
-                        pad_token_id=pad)
-    with torch.random.fork_rng(devices=[]):  # transformers initialises weights from the global RNG
-        torch.manual_seed(seed)
-        return GPT2LMHeadModel(config)
+    config = AutoConfig.for_model("gpt2", vocab_size=vocab, n_positions=1024, n_embd=width, n_layer=layers,
+                                  n_head=heads, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=eos,
+                                  eos_token_id=eos, pad_token_id=pad)
+    return tiny_model(config, seed)
 
 
 def train_causal_lm(tokenizer, texts: list[str], layers: int, width: int, heads: int, steps: int, seed: int,
@@ -60,20 +60,15 @@ def train_causal_lm(tokenizer, texts: list[str], layers: int, width: int, heads:
     data = torch.tensor(stream)
     model = _gpt2(len(tokenizer), tokenizer.eos_token_id, tokenizer.pad_token_id, layers, width, heads, seed)
     generator = torch.Generator().manual_seed(seed)
-    optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=lr, total_steps=max(steps, 1), pct_start=0.1)
-    model.train()
-    loss = None  # steps = 0: the untrained world of the claims' negative controls
-    for _ in range(steps):
+
+    def window_loss(step: int) -> torch.Tensor:
         starts = torch.randint(0, len(data) - seq_len - 1, (batch,), generator=generator)
         windows = torch.stack([data[s: s + seq_len + 1] for s in starts.tolist()])  # (B, L+1)
-        loss = model(input_ids=windows[:, :-1], labels=windows[:, :-1]).loss
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-        schedule.step()
-    model.eval()
-    return model, float(loss.detach()) if loss is not None else float("nan")
+        return model(input_ids=windows[:, :-1], labels=windows[:, :-1]).loss
+
+    # steps = 0: the untrained world of the claims' negative controls (its final loss is NaN)
+    losses = train(model, window_loss, steps, lr=lr, schedule=one_cycle(lr, steps, pct_start=0.1))
+    return model, losses[-1] if losses else float("nan")
 
 
 def build_pairs(settings: dict, cache_dir: str) -> Path:

@@ -10,7 +10,7 @@
   hidden activations are the features of the Fréchet distance.
 
 Both are cached under `<cache_dir>/<sha256 of every setting, FORMAT and the torch version>/` by
-bench.toolkit.causal_lm.cached_dir (written to a temporary directory and renamed into place); a
+bench.toolkit.cache.cached_dir (written to a temporary directory and renamed into place); a
 directory given as `pretrained` (or a hub id with the same layout) is loaded instead of training.
 """
 
@@ -25,7 +25,8 @@ from diffusers import FluxTransformer2DModel
 from sklearn.datasets import load_digits
 from sklearn.neural_network import MLPClassifier
 
-from bench.toolkit.causal_lm import cache_key, cached_dir, numerics_keyed
+from bench.toolkit.cache import cache_key, cached_dir, numerics_keyed
+from bench.toolkit.training import seeded
 from tasks.erasure._flux import DIGIT_WORDS, TEMPLATES, TextEncoder, make_transformer, pack, velocity
 
 FORMAT = 2  # bump when the training recipe changes: old cache entries are then ignored
@@ -75,8 +76,7 @@ def training_prompt(label: int, rng: np.random.Generator) -> str:
 def train_base(settings: BaseSettings, encoder: TextEncoder, log=None) -> FluxTransformer2DModel:
     rng = np.random.default_rng(settings.seed)
     generator = torch.Generator().manual_seed(settings.seed)
-    with torch.random.fork_rng():  # diffusers initialises the weights from the global generator
-        torch.manual_seed(settings.seed)
+    with seeded(settings.seed, device=None):  # diffusers initialises the weights from the global generator
         transformer = make_transformer(settings.layers, settings.single_layers, settings.heads, settings.head_dim)
     images, labels = digits()
     x_all = pack(torch.from_numpy(images))

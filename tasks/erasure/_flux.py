@@ -32,6 +32,8 @@ from diffusers.models.embeddings import apply_rotary_emb
 from diffusers.models.transformers.transformer_flux import FluxAttnProcessor, _get_qkv_projections
 from torch import nn
 
+from bench.toolkit.training import seeded
+
 DIGIT_WORDS = (  # (English, numeral, German) per class: the synonym sets
     ("zero", "0", "null"), ("one", "1", "eins"), ("two", "2", "zwei"), ("three", "3", "drei"),
     ("four", "4", "vier"), ("five", "5", "fuenf"), ("six", "6", "sechs"), ("seven", "7", "sieben"),
@@ -71,9 +73,8 @@ class TextEncoder(nn.Module):
     def __init__(self, seed: int = 0):
         super().__init__()
         generator = torch.Generator().manual_seed(seed)
-        with torch.random.fork_rng():  # the layers' default init (the biases kept below) draws from the global
-                                       # generator
-            torch.manual_seed(seed)
+        # the layers' default init (the biases kept below) draws from the global generator
+        with seeded(seed, device=None):
             self.embed = nn.Embedding(len(VOCAB), TEXT_DIM)
             self.position = nn.Parameter(torch.zeros(MAX_TOKENS, TEXT_DIM))
             self.layer = nn.TransformerEncoderLayer(TEXT_DIM, nhead=2, dim_feedforward=64, dropout=0.0,

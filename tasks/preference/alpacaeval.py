@@ -63,7 +63,8 @@ from transformers import AutoTokenizer
 
 from bench.context import RunContext
 from bench.registry import task
-from bench.toolkit.causal_lm import cached_dir, load_causal_lm
+from bench.toolkit.cache import cached_dir
+from bench.toolkit.causal_lm import load_causal_lm
 from bench.toolkit.models import TINY_SHAPES, save_model
 from tasks.preference import PreferenceProblem
 from tasks.preference._alpacaeval_lc import (fit_model, gamed_rows, instruction_difficulties,

@@ -32,7 +32,8 @@ import torch
 
 from bench.context import RunContext
 from bench.registry import task
-from bench.toolkit.causal_lm import cached_dir, load_causal_lm, sample, sequence_logprobs, train
+from bench.toolkit.cache import cached_dir
+from bench.toolkit.causal_lm import load_causal_lm, sample, sequence_logprobs, train
 from bench.toolkit.models import TINY_SHAPES, save_model
 from bench.toolkit.tokenizer import train_bpe_tokenizer
 from tasks.preference import PreferenceProblem

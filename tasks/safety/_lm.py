@@ -17,8 +17,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from bench.toolkit.models import from_pretrained
+from bench.toolkit.models import from_pretrained, tiny_model
 from bench.toolkit.tokenizer import train_bpe_tokenizer
+from bench.toolkit.training import multiplier, train
 from tasks.safety._data import CHAT_TEMPLATE
 
 SHAPES = {
@@ -39,7 +40,7 @@ def chat_tokenizer(texts: list[str], vocab_size: int):
 
 def tiny_causal_lm(shape: str, tokenizer, seed: int, layers: int | None = None, hidden: int | None = None):
     """A freshly initialised causal LM of a tiny shape; the global torch RNG is left as it was."""
-    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers import AutoConfig
 
     if shape not in SHAPES:
         raise ValueError(f"tiny shape {shape!r} unknown; allowed: {', '.join(SHAPES)}")
@@ -51,9 +52,7 @@ def tiny_causal_lm(shape: str, tokenizer, seed: int, layers: int | None = None, 
         spec.update({"hidden_size": hidden, "intermediate_size": 2 * hidden} if kind == "llama" else {"n_embd": hidden})
     config = AutoConfig.for_model(kind, vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id,
                                   eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.eos_token_id, **spec)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        return AutoModelForCausalLM.from_config(config).eval()
+    return tiny_model(config, seed).eval()
 
 
 def load_causal_lm(name_or_path: str, device: str = "cpu", dtype: torch.dtype = torch.float32):
@@ -100,12 +99,11 @@ def last_token_states(model, tokenizer, prompts: list[str], batch_size: int = 64
     return np.concatenate(states, axis=1), np.concatenate(top)
 
 
-def _schedule(optimiser, steps: int, warmup: float):
+def _schedule(steps: int, warmup: float):
     """Linear warm-up over `warmup`·steps, then cosine decay to 0 (the paper's SSFT / DPO schedule)."""
     ramp = max(1, int(round(warmup * steps)))
-    return torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda t: (t + 1) / ramp if t < ramp else 0.5 * (1 + np.cos(np.pi * (t - ramp)
-                                                                               / max(1, steps - ramp))))
+    return multiplier(lambda t: (t + 1) / ramp if t < ramp else 0.5 * (1 + np.cos(np.pi * (t - ramp)
+                                                                                  / max(1, steps - ramp))))
 
 
 def train_lm(model, tokenizer, transcripts: list[tuple[str, str]], steps: int, lr: float, batch_size: int,
@@ -119,22 +117,14 @@ def train_lm(model, tokenizer, transcripts: list[tuple[str, str]], steps: int, l
     prompts = chat_prompts(tokenizer, [m for m, _ in transcripts])
     texts = [p + r + tokenizer.eos_token for p, (_, r) in zip(prompts, transcripts)]
     prompt_len = [len(tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts]
-    optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
-    scheduler = _schedule(optimiser, steps, warmup)
-    model.train()
-    losses = []
-    for _ in range(steps):
+
+    def batch_loss(step: int) -> torch.Tensor:
         idx = torch.randint(len(texts), (min(batch_size, len(texts)),), generator=generator).tolist()
         batch = encode(tokenizer, [texts[i] for i in idx], device)
         labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)   # (B, T)
         if completion_only:
             for row, i in enumerate(idx):
                 labels[row, : prompt_len[i]] = -100
-        loss = model(**batch, labels=labels).loss
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-        scheduler.step()
-        losses.append(float(loss.detach()))
-    model.eval()
-    return losses
+        return model(**batch, labels=labels).loss
+
+    return train(model, batch_loss, steps, lr=lr, schedule=_schedule(steps, warmup))

@@ -31,7 +31,7 @@ import torch
 
 from bench.context import RunContext
 from bench.registry import task
-from bench.toolkit.causal_lm import cache_key, cached_dir
+from bench.toolkit.cache import cache_key, cached_dir
 from tasks.safety import ANALYSIS, TEST, RefusalProblem
 from tasks.safety import _data
 from tasks.safety._lm import (SHAPES, chat_prompts, chat_tokenizer, last_token_states, load_causal_lm, tiny_causal_lm,

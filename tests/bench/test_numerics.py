@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from bench.numerics import PINNED, X86_64, fingerprint, pin, torch_threads
-from bench.toolkit.causal_lm import cached_dir
+from bench.toolkit.cache import cached_dir
 
 X86 = platform.machine().lower() in X86_64
 FINGERPRINT = "from bench.numerics import fingerprint; print(fingerprint(1))"

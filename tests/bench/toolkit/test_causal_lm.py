@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from bench.toolkit.causal_lm import (cached_dir, linear_schedule, load_causal_lm, sample, sequence_logprobs, train)
+from bench.toolkit.cache import cached_dir
+from bench.toolkit.causal_lm import load_causal_lm, sample, sequence_logprobs, train
+from bench.toolkit.training import linear_schedule
 from bench.toolkit.models import TINY_SHAPES, save_model
 from bench.toolkit.tokenizer import train_bpe_tokenizer
 

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from bench.context import RunContext
+from bench.toolkit.training import seeded
 from methods.erasure import uce
 from methods.erasure._common import add_lora, merge
 from tasks.erasure import score
@@ -12,8 +13,7 @@ from tasks.erasure._flux import make_transformer, velocity
 
 
 def _model():
-    with torch.random.fork_rng():
-        torch.manual_seed(0)
+    with seeded(0, device=None):
         return make_transformer(2, 1, 4, 16)
 
 

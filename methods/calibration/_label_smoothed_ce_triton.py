@@ -1,4 +1,5 @@
-"""Triton kernels of the label-smoothed linear cross-entropy (the GPU path of bench/toolkit/label_smoothed_ce.py).
+"""Triton kernels of the label-smoothed linear cross-entropy (the GPU path of
+methods/calibration/_label_smoothed_ce.py).
 
 Huang, Lu & Zeng, ICML 2025, arXiv 2508.00264, the authors' kernel (their fork of Cut Cross-Entropy):
 * forward: one program per block of BLOCK_B tokens walks the vocabulary in BLOCK_V tiles; each logit
@@ -22,7 +23,7 @@ import torch
 import triton
 import triton.language as tl
 
-from bench.toolkit.label_smoothed_ce import reduce_tokens, token_grad_scale
+from methods.calibration._label_smoothed_ce import reduce_tokens, token_grad_scale
 
 BLOCKS = (64, 64, 32)  # BLOCK_B tokens, BLOCK_V vocabulary rows, BLOCK_D hidden units (tl.dot needs >= 16)
 

@@ -12,7 +12,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from bench.toolkit.label_smoothed_ce import label_smoothed_ce, label_smoothed_ce_torch
+from methods.calibration._label_smoothed_ce import label_smoothed_ce, label_smoothed_ce_torch
 
 BETAS = (0.0, 0.1, 0.5, 1.0)
 REDUCTIONS = ("mean", "sum", "none")
@@ -126,7 +126,7 @@ def triton_kernel():
         pytest.skip("triton is not installed (pip install triton): the Triton kernel is untested here")
     if not DIRECT:
         pytest.skip("runs in a fresh TRITON_INTERPRET=1 process (test_triton_kernel_in_the_interpreter)")
-    return importlib.import_module("bench.toolkit.label_smoothed_ce_triton").label_smoothed_ce_triton
+    return importlib.import_module("methods.calibration._label_smoothed_ce_triton").label_smoothed_ce_triton
 
 
 def test_triton_kernel_in_the_interpreter():

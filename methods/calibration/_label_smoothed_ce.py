@@ -12,7 +12,7 @@ exactly `F.cross_entropy(e @ C.T, y, label_smoothing=β, ignore_index=-100, redu
 of the β/V term: the uniform part includes the true class, so the target coefficient is 1 − β + β/V (the
 paper's fused kernel writes 1 − β − β/V, a bug noted in docs/papers/label-smoothing-calibration.md; not copied here).
 
-`label_smoothed_ce` dispatches: the Triton kernel (bench/toolkit/label_smoothed_ce_triton.py) for CUDA
+`label_smoothed_ce` dispatches: the Triton kernel (methods/calibration/_label_smoothed_ce_triton.py) for CUDA
 tensors in float32 / bfloat16 / float16, otherwise this module's chunked pure-torch version:
 * forward: a loop over vocabulary chunks of K rows of C; each chunk's logits (N, K) give an online
   log-sum-exp, the target logit and the running Σ_v z_v; only lse (N floats) is kept for backward;
@@ -139,7 +139,7 @@ def label_smoothed_ce(hidden, weight, targets, beta: float = 0.0, *, ignore_inde
     if impl == "torch":
         return label_smoothed_ce_torch(hidden, weight, targets, beta, ignore_index=ignore_index,
                                        reduction=reduction, chunk_size=chunk_size)
-    from bench.toolkit.label_smoothed_ce_triton import label_smoothed_ce_triton
+    from methods.calibration._label_smoothed_ce_triton import label_smoothed_ce_triton
 
     _check(hidden, weight, targets, beta, reduction)
     return label_smoothed_ce_triton(hidden, weight, targets, beta, ignore_index=ignore_index, reduction=reduction)
