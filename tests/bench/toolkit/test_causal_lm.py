@@ -6,7 +6,6 @@ import torch
 
 from bench.toolkit.cache import cached_dir
 from bench.toolkit.causal_lm import load_causal_lm, sample, sequence_logprobs, train
-from bench.toolkit.training import linear_schedule
 from bench.toolkit.models import TINY_SHAPES, save_model
 from bench.toolkit.tokenizer import train_bpe_tokenizer
 
@@ -87,11 +86,6 @@ def test_gradient_accumulation_equals_the_full_batch_step(tokenizer):
     assert (full - start).abs().max() > 5e-3  # the step moved the weights by about lr
     # Adam's first step is lr·g/(|g| + eps): float noise on coordinates with |g| ~ eps shows up at 1e-5
     torch.testing.assert_close(full, accumulated, atol=1e-4, rtol=0)
-
-
-def test_schedule_warms_up_then_decays_linearly():
-    values = [linear_schedule(s, 10, 0.2) for s in range(10)]
-    assert values == pytest.approx([0.5, 1.0, 1.0, 0.875, 0.75, 0.625, 0.5, 0.375, 0.25, 0.125])
 
 
 def test_local_directory_round_trip_and_atomic_cache(tmp_path, tokenizer):
