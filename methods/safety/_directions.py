@@ -8,14 +8,16 @@ Per layer ℓ, with base activations X (n, d) and fine-tuned activations Y (n, d
     rank_τ = min{r : Σ_{i≤r} λ_i / Σ λ_i ≥ τ}   (effective rank, τ ∈ {0.4, 0.6, 0.7, 0.8, 0.9})
 The sign of a singular vector is arbitrary; `orient` flips it so that the shift moves along +v on
 average (Σ R v ≥ 0), which uses no labels (the authors project on −v, the sign LAPACK happened to give).
+The SVD, the effective rank and the probe baseline are the task's (tasks/safety/_analyses.py: the family's score
+computes the rank and the probe itself), re-exported here for the methods.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
 
-from tasks.safety import threshold_accuracy
+from tasks.safety import (components as components, effective_rank as effective_rank,
+                          probe_accuracy as probe_accuracy)
 
 TAUS = (0.4, 0.6, 0.7, 0.8, 0.9)
 
@@ -31,31 +33,6 @@ def shift_residual(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return x @ fit_shift(x, y) - x
 
 
-def components(r: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(V (k, d) orthonormal rows, singular values s (k,), eigenvalues s²/(n−1) (k,)) of R, uncentred."""
-    _, s, vt = np.linalg.svd(np.asarray(r, np.float64), full_matrices=False)
-    return vt, s, s**2 / max(len(r) - 1, 1)
-
-
 def orient(v: np.ndarray, r: np.ndarray) -> np.ndarray:
     """v or −v, whichever the rows of R move along on average (Σ_i R_i·v ≥ 0)."""
     return v if float(np.sum(r @ v)) >= 0 else -v
-
-
-def effective_rank(eigenvalues: np.ndarray, tau: float) -> int:
-    """Smallest r with Σ_{i≤r} λ_i / Σ λ_i ≥ τ (eigenvalues in decreasing order); 0 for a zero spectrum."""
-    lam = np.asarray(eigenvalues, np.float64)
-    total = lam.sum()
-    if total <= 0:
-        return 0
-    return int(np.searchsorted(np.cumsum(lam) / total, tau - 1e-12) + 1)
-
-
-def probe_accuracy(x: np.ndarray, labels: np.ndarray, train: np.ndarray, test: np.ndarray) -> float:
-    """The paper's probe-vector baseline: logistic regression fit on `train`, thresholded as the
-    directions are (at the refusal-rate percentile of its decision values), scored on `test`."""
-    labels = np.asarray(labels, bool)
-    if labels[train].all() or not labels[train].any():
-        return threshold_accuracy(np.zeros(int(test.sum())), labels[test])
-    model = LogisticRegression(max_iter=2000).fit(x[train], labels[train])
-    return threshold_accuracy(model.decision_function(x[test]), labels[test])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from methods.safety._hooks import Ablation, eligible, rewrite, stream_states, trigger_removal
+from methods.safety._hooks import Ablation, eligible, rewrite, trigger_removal
 from tasks.safety import ANALYSIS, TEST, RefusalProblem, chat_prompts, refusals as refusals
 
 REFERENCES = ("harmless_mean", "zero")
@@ -48,18 +48,3 @@ def ablate_and_attack(problem: RefusalProblem, ablate: Ablation, layer: int, n_w
             "attacked_prompts": tuple(attacked), "attacked_refused": attacked_refused, "random_refused": random_refused,
             "ablation": ablate, "random_prompts": tuple(control)}
 
-
-def effect_on_dominant(problem: RefusalProblem, vectors: list[np.ndarray], c1_target: np.ndarray, source: int,
-                       target: int) -> np.ndarray:
-    """Per vector: mean change of h_target·C1 on the harmful test prompts when it is ablated at `source` (projection
-    mode, every position), over the standard deviation of h_target·C1 on all prompts (multi_direction's measure)."""
-    model, tok = problem.finetuned_model, problem.tokenizer
-    formatted = chat_prompts(tok, problem.prompts)
-    clean = stream_states(model, tok, formatted, problem.batch_size, problem.device)[0][target] @ c1_target
-    harm = (problem.split == TEST) & problem.harmful
-    out = []
-    for v in vectors:
-        moved = stream_states(model, tok, formatted, problem.batch_size, problem.device,
-                              Ablation(v[None, :], layers=(source,)))[0][target] @ c1_target
-        out.append(float(np.mean(moved[harm] - clean[harm]) / (clean.std() + 1e-12)))
-    return np.array(out)

@@ -13,9 +13,10 @@ the metrics of the claims (docs/papers/safety-directions.md, "The world can show
   the middle layer, target = the later of C1's best layer and the next one; C1 the dominant component of the lstsq
   shift, oriented), the world's own jailbreak features stand in for C2..CK: for each style s > 0, the unit mean
   difference of the fine-tuned model's source-layer states over harmful analysis prompts of style s and of the plain
-  style, with its component along C1 removed (a secondary direction is orthogonal to the dominant one). Each is
-  ablated at the source layer (projection mode, every position) and the signed mean change of h_target·C1 over the
-  harmful test prompts, in standard deviations of h_target·C1 over all prompts, is reported (`secondary_effect`). If
+  style, with its component along C1 removed (a secondary direction is orthogonal to the dominant one). They are
+  returned (`Secondary`, read on C1 of the target layer): the task ablates each at the source layer (projection mode,
+  every position) and measures the signed mean change of h_target·C1 over the harmful test prompts, in standard
+  deviations of h_target·C1 over all prompts (`secondary_effect`; the oracle reports the same effects, checked). If
   even the features the data were built with (hypothetical narrative, role play, compliance priming: the paper's
   L14-C2, C5, C6) do not move the dominant projection, the world cannot show the paper's effect there.
 
@@ -36,8 +37,9 @@ from bench.context import RunContext
 from bench.registry import method
 from methods.safety._directions import components, orient, shift_residual
 from methods.safety._hooks import stream_states
-from methods.safety._pipeline import REFERENCES, effect_on_dominant, make_ablation, refusals
-from tasks.safety import ANALYSIS, RefusalProblem, RefusalResult, chat_prompts, threshold_accuracy
+from methods.safety._pipeline import REFERENCES, make_ablation, refusals
+from tasks.safety import (ANALYSIS, RefusalProblem, RefusalResult, Secondary, chat_prompts, secondary_effects,
+                          threshold_accuracy)
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,8 @@ def solve(problem: RefusalProblem, config: Config, ctx: RunContext) -> RefusalRe
         v = orthogonal_unit(raw, c1[source])
         if v.any():
             features.append(v)
-    effects = effect_on_dominant(problem, features, c1[target], source, target)
+    secondary = Secondary(np.stack(features) if features else np.zeros((0, d)), source, c1[target], target)
+    effects = secondary_effects(problem, secondary)
     for j, e in enumerate(effects, start=1):
         ctx.log(j, secondary_effect=e)
     ctx.progress(1.0)
@@ -128,4 +131,4 @@ def solve(problem: RefusalProblem, config: Config, ctx: RunContext) -> RefusalRe
     return RefusalResult(layer_scores=scores, direction_layer=best, ablated_refused=ablated,
                          attack_mask=np.zeros(n, bool), attacked_prompts=("",) * n,
                          attacked_refused=np.zeros(n, bool), random_refused=np.zeros(n, bool),
-                         secondary_effect=effects, ablation=ablate)
+                         secondary=secondary, secondary_effect=effects, ablation=ablate)

@@ -5,13 +5,15 @@ of Orthogonal Safety Directions", ICML 2025, arXiv 2502.09674 (docs/papers/safet
 code BMPixel/safety-residual-space, src/utils/extract.py and src/experiments/*). Implemented:
   §3.1  last-token residual streams X_ℓ (base) and Y_ℓ (fine-tuned) of the analysis prompts at every
         layer; W_ℓ = lstsq(X_ℓ, Y_ℓ); R_ℓ = X_ℓ W_ℓ − X_ℓ; uncentred SVD → orthonormal directions
-        C1, C2, … (Vᵀ rows), eigenvalues s²/(n−1); effective rank at τ of the "identity" shift Y − X.
+        C1, C2, … (Vᵀ rows), eigenvalues s²/(n−1); effective rank at τ of the "identity" shift Y − X
+        (logged per layer; the metric is the task's own computation on the two models, at τ = 0.9).
   §3.2  the dominant direction C1 predicts refusal: score = X_ℓ·C1 (base activations), thresholded at
-        the (1 − refusal rate) percentile; beside it the logistic probe-vector baseline per layer.
-  §3.3  secondary directions' effect on the dominant one: C2 … CK of the middle layer are ablated
-        one at a time at that layer, and the change of the dominant projection at a later layer is
-        measured (in units of its standard deviation); the interventional stand-in for PLRP's
-        component-to-component relevance.
+        the (1 − refusal rate) percentile; beside it the logistic probe-vector baseline per layer (reported;
+        the task fits the same probe itself, and a report that differs is a Misreport).
+  §3.3  secondary directions' effect on the dominant one: C2 … CK of the middle layer are returned (`Secondary`)
+        with C1 of a later layer; the task ablates them one at a time at their layer and measures the change of the
+        dominant projection (in units of its standard deviation); the interventional stand-in for PLRP's
+        component-to-component relevance. The method reports the same effects, checked by the task.
   §3.4  ablation hooks on every layer of the fine-tuned model, last token (the authors' default):
         h ← h − ((h·C1) − c_ℓ) C1, with c = 0 (`ablation="zero"`, the paper's projection mode, α = 1)
         or c_ℓ = the mean of h_ℓ·C1 over the harmless analysis prompts (default, affine ablation);
@@ -41,8 +43,9 @@ from bench.context import RunContext
 from bench.registry import method
 from methods.safety._directions import TAUS, components, effective_rank, orient, probe_accuracy, shift_residual
 from methods.safety._hooks import stream_states
-from methods.safety._pipeline import REFERENCES, ablate_and_attack, effect_on_dominant, make_ablation
-from tasks.safety import ANALYSIS, TEST, RefusalProblem, RefusalResult, chat_prompts, threshold_accuracy
+from methods.safety._pipeline import REFERENCES, ablate_and_attack, make_ablation
+from tasks.safety import (ANALYSIS, TEST, RefusalProblem, RefusalResult, Secondary, chat_prompts, secondary_effects,
+                          threshold_accuracy)
 
 SMOKE = {"secondary": 3}
 
@@ -51,7 +54,7 @@ SMOKE = {"secondary": 3}
 class Config:
     secondary: int = 6          # K: components C2 … CK whose effect on C1 is measured (paper's examples: L14-C2 … C6)
     attack_words: int = 3       # top-relevance tokens removed per rewrite (trigger_removal.py: top-3, length > 3)
-    rank_tau: float = 0.9       # τ of the effective rank reported as a metric (the paper plots 0.4 … 0.9)
+    rank_tau: float = 0.9       # τ of the logged `effective_rank` curve (the metric is the task's, at τ = 0.9)
 
     ablation: str = "harmless_mean"  # value C1 is set to: zero (§3.4 projection mode) | harmless_mean (affine)
     last_token_only: bool = True  # edit only the last prompt token (modify_model_with_direction's default)
@@ -77,18 +80,9 @@ def shift_directions(x: np.ndarray, y: np.ndarray, analysis: np.ndarray):
     return np.stack(dirs), eig, eig_identity
 
 
-def secondary_effects(problem: RefusalProblem, dirs: np.ndarray, source: int, target: int, k: int) -> np.ndarray:
-    """(k−1,) mean change of h_target·C1 on the harmful test prompts when C_j of `source` is ablated
-    there (j = 2 … k), divided by the standard deviation of h_target·C1 over all prompts.
-
-    The mean over prompts is signed on purpose: §3.3's secondary directions *promote or suppress* the dominant
-    one, a systematic shift of its projection, where a mean of |Δ| would also count the per-prompt jitter that
-    ablating any upstream direction causes. Directions do not cancel each other: the task's metric is the
-    largest |mean| over j, so a suppressing direction counts like a promoting one. The scale is the spread of
-    h_target·C1 over prompts; on the untreated model (the claim's negative control) C1 is noise with little
-    spread, and the signed effect still reaches 1.65 of it (docs/papers/safety-directions.md)."""
-    secondary = [dirs[source, j] for j in range(1, min(k, len(dirs[source])))]  # ablated in projection mode
-    return effect_on_dominant(problem, secondary, dirs[target, 0], source, target)
+def secondary_directions(dirs: np.ndarray, source: int, target: int, k: int) -> Secondary:
+    """C2 … CK of layer `source`, ablated there one at a time, read on C1 of layer `target` (dirs (L+1, k, d))."""
+    return Secondary(dirs[source, 1:min(k, len(dirs[source]))], source, dirs[target, 0], target)
 
 
 def skip(problem, config: Config) -> str | None:
@@ -107,20 +101,21 @@ def solve(problem: RefusalProblem, config: Config, ctx: RunContext) -> RefusalRe
     scores = np.einsum("lnd,ld->ln", x, dirs[:, 0])                   # (L+1, n) base activations on C1 (§3.2)
     fit_acc = np.array([threshold_accuracy(s[analysis], problem.refused[analysis]) for s in scores])
     probe = np.array([probe_accuracy(xl, problem.refused, analysis, test) for xl in x])
-    ranks = np.array([effective_rank(lam, config.rank_tau) for lam in eig_identity])
     for layer in range(len(x)):
         ctx.log(layer, dominant_accuracy_analysis=fit_acc[layer], probe_accuracy=probe[layer],
                 dominant_share=float(eig[layer][0] / max(eig[layer].sum(), 1e-30)),
+                effective_rank=effective_rank(eig_identity[layer], config.rank_tau),
                 **{f"effective_rank_{int(t * 100)}": effective_rank(eig_identity[layer], t) for t in TAUS})
     best = int(np.argmax(fit_acc))
     source = len(x) // 2
     target = max(best, source + 1) if source + 1 < len(x) else source
-    effects = secondary_effects(problem, dirs, source, target, config.secondary)
+    secondary = secondary_directions(dirs, source, target, config.secondary)
+    effects = secondary_effects(problem, secondary)
     for j, e in enumerate(effects, start=2):
         ctx.log(j, secondary_effect=e)
     ctx.progress(0.6)
     ablate = make_ablation(problem, dirs[best, 0], y, config.ablation, config.last_token_only)
     shared = ablate_and_attack(problem, ablate, best, config.attack_words, ctx.rng)
     ctx.progress(1.0)
-    return RefusalResult(layer_scores=scores, direction_layer=best, probe_accuracy=probe, effective_rank=ranks,
+    return RefusalResult(layer_scores=scores, direction_layer=best, secondary=secondary, probe_accuracy=probe,
                          secondary_effect=effects, **shared)

@@ -8,7 +8,7 @@ from bench.context import RunContext
 from methods.safety import label_oracle, multi_direction
 from methods.safety._hooks import stream_states
 from methods.safety._pipeline import make_ablation, refusals
-from tasks.safety import ANALYSIS, TEST, score, threshold_accuracy
+from tasks.safety import ANALYSIS, TEST, score, secondary_effects, threshold_accuracy
 from tasks.safety._lm import chat_prompts
 from tests.helpers import smallest_refusal_problem
 
@@ -62,7 +62,10 @@ def test_oracle_measures_as_the_methods_do(problem):
         feats.append(v / np.linalg.norm(v))
     planted = dirs.copy()
     planted[source, 1:1 + len(feats)] = feats
-    expected = multi_direction.secondary_effects(problem, planted, source, target, 1 + len(feats))
+    secondary = multi_direction.secondary_directions(planted, source, target, 1 + len(feats))
+    np.testing.assert_allclose(result.secondary.directions, secondary.directions, atol=1e-6)
+    assert (result.secondary.layer, result.secondary.readout_layer) == (source, target)
+    expected = secondary_effects(problem, secondary)
     np.testing.assert_allclose(result.secondary_effect, expected, atol=1e-6)
     s = score(problem, result)
     assert s["secondary_effect"] == pytest.approx(np.max(np.abs(expected)))
