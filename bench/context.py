@@ -1,14 +1,17 @@
 """RunContext: everything a method or task may take from the outside world, per run.
 
-Randomness (`rng`, `torch_generator`), the device, curve logging, progress and the deadline.
-Methods never seed globals or read the environment; the runner owns all of that.
+Randomness (`rng`, `torch_generator`), the device, curve logging, progress, the deadline and where this machine keeps
+its caches of built artefacts (`cache_dir(family)`). Methods never seed globals or read the environment; the runner
+owns all of that.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -16,6 +19,15 @@ import numpy as np
 # Streams are keyed so a task's data and a method's randomness never share draws.
 TASK_STREAM = 0
 METHOD_STREAM = 1
+
+CACHE_ENV = "BENCH_CACHE_DIR"  # where this machine keeps the built artefacts (tiny models and their worlds)
+DEFAULT_CACHE_ROOT = "~/.cache/icml2025-bench"
+
+
+def default_cache_root() -> Path:
+    """$BENCH_CACHE_DIR if set (and not empty), else ~/.cache/icml2025-bench, with `~` expanded. A property of the
+    machine, not of a run: it lives on the context, never in a Config, so a run's key does not depend on it."""
+    return Path(os.environ.get(CACHE_ENV) or DEFAULT_CACHE_ROOT).expanduser()
 
 
 class DeadlineExceeded(Exception):
@@ -30,6 +42,18 @@ class RunContext:
     deadline: float | None = None  # time.monotonic() value after which the run must stop
     on_progress: Callable[[float], None] | None = None
     curves: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
+    # the runner passes default_cache_root(), read where it builds the context; a context built by hand (tests,
+    # benchmarks) reads the same default
+    cache_root: Path = field(default_factory=default_cache_root)
+
+    def __post_init__(self) -> None:
+        self.cache_root = Path(self.cache_root).expanduser()
+
+    def cache_dir(self, family: str) -> Path:
+        """`<cache_root>/<family>`: where a family's tasks cache what they build (created by the cache on first use)."""
+        if not family or "/" in family or family in (".", ".."):
+            raise ValueError(f"a cache family is one folder name, got {family!r}")
+        return self.cache_root / family
 
     @cached_property
     def rng(self) -> np.random.Generator:
@@ -57,8 +81,9 @@ class RunContext:
             raise DeadlineExceeded("run exceeded its time limit")
 
     def for_task(self) -> "RunContext":
-        """The context a task's build() gets: same seed and device, its own random stream."""
-        return RunContext(seed=self.seed, device=self.device, stream=TASK_STREAM, deadline=self.deadline)
+        """The context a task's build() gets: same seed, device and cache root, its own random stream."""
+        return RunContext(seed=self.seed, device=self.device, stream=TASK_STREAM, deadline=self.deadline,
+                          cache_root=self.cache_root)
 
 
 def log_spaced_steps(total: int, points: int = 100) -> np.ndarray:

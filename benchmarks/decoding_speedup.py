@@ -46,8 +46,9 @@ TARGET = {"layers": 10, "width": 256, "heads": 4, "steps": 160, "batch": 8, "lr"
 METHODS = {"speculative": speculative, "slem": slem, "tli": tli, "slrs": slrs}
 
 
-def big_target(config: Config, local: str):
-    """The benchmark's target: the task's target tokenizer, a 10x256 GPT-2 trained on the task's corpus (cached)."""
+def big_target(config: Config, local: str, cache_dir):
+    """The benchmark's target: the task's target tokenizer, a 10x256 GPT-2 trained on the task's corpus (cached in
+    `cache_dir`, beside the task's pairs)."""
     def train(tmp):
         tokenizer = load_lm(f"{local}/target").tokenizer
         model, loss = train_causal_lm(tokenizer, corpus(config.documents, config.train_seed), TARGET["layers"],
@@ -58,7 +59,7 @@ def big_target(config: Config, local: str):
         tokenizer.save_pretrained(tmp / "target")
 
     settings = {**TARGET, "documents": config.documents, "corpus_seed": config.train_seed, "tokenizer": local}
-    return load_lm(str(cached_dir(config.cache_dir, settings, train, prefix="bench-target-") / "target"))
+    return load_lm(str(cached_dir(cache_dir, settings, train, prefix="bench-target-") / "target"))
 
 
 def long_prompts(n: int, seed: int) -> tuple[str, ...]:
@@ -156,9 +157,10 @@ def main() -> None:
     if args.quick:
         args.prompts, args.tokens, args.repeats = 3, 24, 1
     config = Config()
-    world = build(dataclasses.replace(config, prompts_per_kind=1, max_new_tokens=1), RunContext(seed=args.seed))
+    ctx = RunContext(seed=args.seed)
+    world = build(dataclasses.replace(config, prompts_per_kind=1, max_new_tokens=1), ctx)
     local = str(world.target.name).rsplit("/", 1)[0]
-    target = big_target(config, local)
+    target = big_target(config, local, ctx.cache_dir("decoding"))
     torch.set_num_threads(1)  # one core per process, as the project's runners give each worker
     prompts = long_prompts(args.prompts, args.seed)
     ids = [target.tokenizer.encode(p, add_special_tokens=False) for p in prompts]

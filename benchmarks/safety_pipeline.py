@@ -22,15 +22,16 @@ from tasks.safety import refusal_finetune, score
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smallest", action="store_true")
-    parser.add_argument("--cache", default=None, help="model cache directory (default: a fresh temporary one)")
+    parser.add_argument("--cache", default=None, help="cache root directory, as $BENCH_CACHE_DIR (default: a fresh "
+                        "temporary one)")
     args = parser.parse_args()
     cache = args.cache or tempfile.mkdtemp(prefix="safety-bench-")
     overrides = refusal_finetune.SMALLEST if args.smallest else {}
-    config = refusal_finetune.Config(**overrides, cache_dir=cache)
+    config = refusal_finetune.Config(**overrides)
     builds = []
     for label in ("train + build", "cached build"):
         start = time.perf_counter()
-        problem = refusal_finetune.build(config, RunContext(0).for_task())
+        problem = refusal_finetune.build(config, RunContext(0, cache_root=cache).for_task())
         builds.append(time.perf_counter() - start)
         print(f"{label:>14}: {builds[-1]:6.1f} s")
     solves = {}

@@ -25,6 +25,7 @@ from typing import Iterable
 
 from sqlalchemy import select
 
+from bench.context import default_cache_root
 from bench.errors import BenchError
 from bench.models import Run
 from bench.registry import Registry
@@ -34,7 +35,6 @@ from leaderboard.claims import Paper, claim_groups, group_cells
 
 SCALE_CHOICES = {"cpu": ("cpu-full", "cpu-reduced"), "paper": ("paper-scale",),
                  "all": ("cpu-full", "cpu-reduced", "paper-scale")}
-CACHE_ROOT = Path("~/.cache/icml2025-bench")  # where every family's Config puts its cache by default
 
 
 def claim_cells(papers: Iterable[Paper], registry: Registry, scale: str, seeds: int | None = None,
@@ -101,10 +101,11 @@ def expected_costs(store: Store, cells: list[Cell], default: float = 1.0) -> dic
     return {key: max(value if value is not None else fallback, 1e-3) for key, value in estimates.items()}
 
 
-def cache_build_seconds(since: float, root: Path = CACHE_ROOT) -> tuple[int, float]:
-    """(builds, seconds): the cached models built at or after unix time `since` under `root`, and the
-    wall seconds their builds took (as each build recorded in its build.json)."""
-    root = root.expanduser()
+def cache_build_seconds(since: float, root: Path | None = None) -> tuple[int, float]:
+    """(builds, seconds): the cached models built at or after unix time `since` under `root` (default: this
+    machine's cache root, $BENCH_CACHE_DIR or ~/.cache/icml2025-bench, where the local runner's cells cache), and
+    the wall seconds their builds took (as each build recorded in its build.json)."""
+    root = Path(root).expanduser() if root is not None else default_cache_root()
     builds, seconds = 0, 0.0
     for path in root.glob("**/build.json") if root.is_dir() else ():
         try:

@@ -28,11 +28,11 @@ def default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def smallest_refusal_problem(cache_dir: Path):
-    """The safety world (refusal_finetune) at its smallest settings, its tiny models cached in `cache_dir`: the
-    problem the safety method, oracle and scorer tests share."""
+def smallest_refusal_problem(cache_root: Path):
+    """The safety world (refusal_finetune) at its smallest settings, its tiny models cached under `cache_root` (the
+    run context's cache root): the problem the safety method, oracle and scorer tests share."""
     from bench.context import RunContext
     from tasks.safety import refusal_finetune
 
-    config = refusal_finetune.Config(**refusal_finetune.SMALLEST, cache_dir=str(cache_dir))
-    return refusal_finetune.build(config, RunContext(0).for_task())
+    config = refusal_finetune.Config(**refusal_finetune.SMALLEST)
+    return refusal_finetune.build(config, RunContext(0, cache_root=cache_root).for_task())

@@ -320,9 +320,10 @@ def test_the_terminal_shows_progress_and_results_and_the_libraries_talk_into_the
     """transformers warns while the tiny pair trains and decodes (a config key it does not know): the terminal
     shows the progress bar and the counts only, and `bench show-run` prints what was said, from the store."""
     db = tmp_path / "noise.db"
-    run = run_bench(*SLEM_SMALL, f"--set=task.cache_dir={tmp_path / 'cache'}", db=db, timeout=600,
-                    env={"HOME": str(tmp_path)})
+    run = run_bench(*SLEM_SMALL, db=db, timeout=600, env={"HOME": str(tmp_path),
+                                                          "BENCH_CACHE_DIR": str(tmp_path / "cache")})
     assert run.returncode == 0, run.stderr[-2000:]
+    assert any((tmp_path / "cache" / "decoding").iterdir())  # the cell's process cached under $BENCH_CACHE_DIR
     printed = [line for line in run.stderr.replace("\r", "\n").splitlines() if line.strip()]
     assert printed and all(line.startswith("cells") for line in printed), printed
     key = rows(db, "SELECT run_key FROM runs")[0][0]

@@ -44,7 +44,7 @@ class Config:
     min_len: int = 0                # EOS is forbidden before this many tokens
     reward: str = "loglik"          # "loglik" or "neg_length"
     n: int = 16                     # n, draws of best-of-n
-    data_seed: int | None = 0       # seed of the LM; None: the run seed draws it
+    world_seed: int | None = 0      # seed of the LM; None: the run seed draws it
 
     def __post_init__(self) -> None:
         if self.vocab < 2 or self.max_len < 1:
@@ -118,7 +118,7 @@ def enumerate_sequences(first: np.ndarray, transition: np.ndarray, max_len: int,
 
 @task(family="best_of_n", config=Config, version=1)
 def build(config: Config, ctx: RunContext) -> Problem:
-    rng = ctx.rng if config.data_seed is None else np.random.default_rng(config.data_seed)
+    rng = ctx.rng if config.world_seed is None else np.random.default_rng(config.world_seed)
     first = _dirichlet(rng, config.alpha, (config.vocab,))
     transition = _dirichlet(rng, config.alpha, (config.vocab, config.vocab))
     tokens, logp = enumerate_sequences(first, transition, config.max_len, config.min_len)

@@ -7,8 +7,8 @@ surely, `reward_levels = 0`) or uniform over `reward_levels` integer levels, so 
 Ties are broken by the fixed total order of the family (reward, then index; after Assumption 2.1), on which
 the formulas hold. Small α gives spiky references (large atoms, where the formula is far off).
 
-Randomness: with `data_seed = None` the reference comes from the run seed (the task's own random
-stream), so seeds 0..S−1 are S different references; an integer `data_seed` fixes it.
+Randomness: with `world_seed = None` the reference comes from the run seed (the task's own random
+stream), so seeds 0..S−1 are S different references; an integer `world_seed` fixes it.
 
 Fidelity: faithful to the theorems' setting; the Dirichlet family is our choice (the paper states
 the bounds for all references). Outcomes of zero probability (Dirichlet underflow at tiny α) are
@@ -32,7 +32,7 @@ class Config:
     n: int = 16                     # n, draws of best-of-n
     alpha: float = 1.0              # α of the symmetric Dirichlet the reference is drawn from
     reward_levels: int = 0          # 0: distinct N(0,1) rewards; k > 0: rewards uniform over k levels (ties)
-    data_seed: int | None = None    # None: the reference comes from the run seed
+    world_seed: int | None = None   # None: the reference comes from the run seed
 
     def __post_init__(self) -> None:
         if self.L < 1:
@@ -47,7 +47,7 @@ class Config:
 
 @task(family="best_of_n", config=Config, version=1)
 def build(config: Config, ctx: RunContext) -> Problem:
-    rng = ctx.rng if config.data_seed is None else np.random.default_rng(config.data_seed)
+    rng = ctx.rng if config.world_seed is None else np.random.default_rng(config.world_seed)
     probs = rng.dirichlet(np.full(config.L, config.alpha))
     if not (np.all(np.isfinite(probs)) and probs.sum() > 0):  # all gamma draws underflowed (α ≪ 1)
         probs = np.eye(config.L)[rng.integers(config.L)]

@@ -6,9 +6,9 @@ A fact is a question "e_i ? A B C D Answer" whose answer letter is drawn from th
 categorical p_i (Dirichlet(α)), so a calibrated model is uncertain (stochastic facts).
 Pre-training documents: facts with sampled answers, and filler sentences (so the output softmax has
 to place mass across the whole vocabulary, where V matters).
-The pre-trained model is cached under `cache_dir`, keyed by every setting that changes it and the
-seed, written atomically (tmp dir + rename); `load_lm` reads a tiny cached model, a local directory or
-a hub id through the same `from_pretrained` path.
+The pre-trained model is cached under the run context's `cache_dir("calibration")`, keyed by every setting
+that changes it and the seed, written atomically (tmp dir + rename); `load_lm` reads a tiny cached model, a local
+directory or a hub id through the same `from_pretrained` path.
 """
 
 from __future__ import annotations

@@ -32,7 +32,6 @@ from tasks.calibration._world import (LETTERS, build_lm, build_tokenizer, encode
 
 SMALLEST = {"entities": 8, "per_entity": 20, "vocab_size": 64, "hidden_size": 16, "pretrain_steps": 30,
             "eval_questions": 200, "sft_copies": 4}
-CACHE_DIR = "~/.cache/icml2025-bench/calibration"
 
 
 @dataclass(frozen=True)
@@ -51,7 +50,6 @@ class Config:
     sft_copies: int = 16          # copies of each SFT question (the SFT set's size)
     eval_questions: int = 2000    # n, multiple-choice evaluation questions (CPU plan: ≥ 2,000)
     model: str = ""               # "" = the tiny pre-trained LM above; else a local directory or hub id
-    cache_dir: str = CACHE_DIR    # where the pre-trained tiny LM is cached
 
     def __post_init__(self) -> None:
         ints = {"vocab_size": self.vocab_size, "hidden_size": self.hidden_size, "layers": self.layers,
@@ -71,7 +69,7 @@ class Config:
 
 def _pretrained_dir(config: Config, probs: np.ndarray, ctx: RunContext):
     settings = {k: v for k, v in asdict(config).items()
-                if k not in ("sft_fraction", "sft_copies", "eval_questions", "model", "cache_dir")}
+                if k not in ("sft_fraction", "sft_copies", "eval_questions", "model")}
     settings["seed"] = ctx.seed
 
     def make(path):
@@ -85,7 +83,7 @@ def _pretrained_dir(config: Config, probs: np.ndarray, ctx: RunContext):
         model.save_pretrained(path)
         tokenizer.save_pretrained(path)
 
-    return cached_dir(config.cache_dir, settings, make)
+    return cached_dir(ctx.cache_dir("calibration"), settings, make)
 
 
 @task(family="calibration", config=Config, version=1, smallest=SMALLEST)

@@ -33,7 +33,7 @@ class Config:
     m: int = 1               # m, number of constraints
     rho: float = 0.3         # ρ of the time-averaged problem, set through α
     n_switches: int = 10     # number of phases; the means switch every T/n_switches episodes
-    instance_seed: int = 0   # seed of P and both mean draws (fixed across run seeds)
+    world_seed: int = 0      # seed of P and both mean draws (fixed across run seeds)
 
     def __post_init__(self) -> None:
         if self.T < 2 or self.n_layers < 1 or self.width < 1 or self.n_actions < 2 or self.m < 1:
@@ -46,8 +46,8 @@ class Config:
 
 @task(family="cmdp", config=Config, version=2, smallest=SMALLEST)  # 2: reports the horizon (rates fitted across T)
 def build(config: Config, ctx: RunContext) -> Problem:
-    """The instance; ctx is unused (the CMDP comes from config.instance_seed)."""
-    rng = np.random.default_rng(config.instance_seed)
+    """The instance; ctx is unused (the CMDP comes from config.world_seed)."""
+    rng = np.random.default_rng(config.world_seed)
     layers = _model.layer_slices(config.n_layers, config.width)
     S = layers[-1].stop
     P = _model.random_kernel(rng, layers, config.n_actions)

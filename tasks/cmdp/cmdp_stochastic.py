@@ -7,7 +7,7 @@ P(·|x,a) ~ Dirichlet(1) over the next layer, m = 1, r_t(x,a) ~ Bernoulli(r̄(x,
 g_t(x,a) ~ Bernoulli(ḡ(x,a)), r̄ ~ U[0,1], ḡ = (r̄ + U[0,1])/2 (correlated with r̄ so that the
 constraint binds: our choice), α = min_q ḡᵀq + ρ so the Slater parameter is exactly ρ.
 OPT and ρ by linear programming over occupancy measures (scipy.optimize.linprog, HiGHS).
-The instance comes from `instance_seed`, not the run seed: every run seed sees the same CMDP.
+The instance comes from `world_seed`, not the run seed: every run seed sees the same CMDP.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class Config:
     n_actions: int = 3       # |A|
     m: int = 1               # m, number of constraints
     rho: float = 0.3         # ρ, Slater parameter set through α (our plan: ρ ∈ {0.1, 0.3})
-    instance_seed: int = 0   # seed of P, r̄, ḡ (fixed across run seeds)
+    world_seed: int = 0      # seed of P, r̄, ḡ (fixed across run seeds)
 
     def __post_init__(self) -> None:
         if self.T < 2 or self.n_layers < 1 or self.width < 1 or self.n_actions < 2 or self.m < 1:
@@ -56,8 +56,8 @@ def assemble(config, r: np.ndarray, g: np.ndarray, P: np.ndarray, layers, phase:
 
 @task(family="cmdp", config=Config, version=2, smallest=SMALLEST)  # 2: reports the horizon (rates fitted across T)
 def build(config: Config, ctx: RunContext) -> Problem:
-    """The instance; ctx is unused (the CMDP comes from config.instance_seed)."""
-    rng = np.random.default_rng(config.instance_seed)
+    """The instance; ctx is unused (the CMDP comes from config.world_seed)."""
+    rng = np.random.default_rng(config.world_seed)
     layers = _model.layer_slices(config.n_layers, config.width)
     S = layers[-1].stop
     P = _model.random_kernel(rng, layers, config.n_actions)

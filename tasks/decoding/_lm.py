@@ -71,7 +71,7 @@ def train_causal_lm(tokenizer, texts: list[str], layers: int, width: int, heads:
     return model, losses[-1] if losses else float("nan")
 
 
-def build_pairs(settings: dict, cache_dir: str) -> Path:
+def build_pairs(settings: dict, cache_dir: str | Path) -> Path:
     """Train (or find cached) target, drafter and same-vocabulary drafter; returns their parent directory.
 
     `settings`: documents, target_vocab, drafter_vocab, target_shape, drafter_shape (layers, width,

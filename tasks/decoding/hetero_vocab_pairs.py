@@ -1,11 +1,11 @@
 """Target / drafter pairs with different vocabularies on summarisation-, code- and long-context-like prompts.
 
 CPU world of docs/papers/hetero-vocab-sd.md: a target (GPT-2 shape, byte-level BPE), a smaller drafter with a
-SentencePiece-style BPE of another size, and a smaller drafter over the target's own tokenizer,
-all trained on one generated corpus (tasks/decoding/_lm.py, cached under `cache_dir`). The
+SentencePiece-style BPE of another size, and a smaller drafter over the target's own tokenizer, all trained on
+one generated corpus (tasks/decoding/_lm.py, cached under the run context's `cache_dir("decoding")`). The
 prompts follow the hf-bench templates of the paper's three datasets (CNN/DM, HumanEval, SCROLLS),
-`prompts_per_kind` of each, over freshly generated documents. For a GPU user, `target`, `drafter`
-and `same_drafter` take hub ids or saved directories (e.g. Mixtral-8x22B-Instruct-v0.1 with
+`prompts_per_kind` of each, over freshly generated documents. For a GPU user, `target`, `drafter` and
+`same_drafter` take hub ids or saved directories (e.g. Mixtral-8x22B-Instruct-v0.1 with
 Qwen2.5-0.5B-Instruct), loaded by `from_pretrained` in `dtype` on the run's device.
 
 Building the problem also decodes every prompt greedily with the target alone, with its KV cache: that
@@ -49,7 +49,6 @@ class Config:
     train_seed: int = 0
     cost_ratio: float = 0.05         # c_D / c_T of the modelled speedup (CPU plan: 0.01, 0.05, 0.2)
     dtype: str = "float32"
-    cache_dir: str = "~/.cache/icml2025-bench/decoding"
 
     def __post_init__(self) -> None:
         if self.prompts_per_kind < 1 or self.max_new_tokens < 1:
@@ -70,18 +69,18 @@ class Config:
             raise ValueError(f"dtype {self.dtype!r} unknown; allowed: {', '.join(DTYPES)}")
 
 
-def _local_dir(config: Config) -> str:
+def _local_dir(config: Config, ctx: RunContext) -> str:
     settings = {"documents": config.documents, "target_vocab": config.target_vocab,
                 "drafter_vocab": config.drafter_vocab, "steps": config.train_steps, "seed": config.train_seed,
                 "target_shape": [config.target_layers, config.target_width, 4],
                 "drafter_shape": [config.drafter_layers, config.drafter_width, 2]}
-    return str(build_pairs(settings, config.cache_dir))
+    return str(build_pairs(settings, ctx.cache_dir("decoding")))
 
 
 @task(family="decoding", config=Config, version=1, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> DecodingProblem:
     needs_local = not (config.target and config.drafter and config.same_drafter)
-    local = _local_dir(config) if needs_local else ""
+    local = _local_dir(config, ctx) if needs_local else ""
     target = load_lm(config.target or f"{local}/target", ctx.device, config.dtype)
     drafter = load_lm(config.drafter or f"{local}/drafter", ctx.device, config.dtype)
     same = None if config.same_drafter == "none" else load_lm(config.same_drafter or f"{local}/same_drafter",

@@ -9,9 +9,9 @@
 * Judge: scikit-learn's MLPClassifier (one hidden layer of 64 ReLU units) on the same images; its
   hidden activations are the features of the Fréchet distance.
 
-Both are cached under `<cache_dir>/<sha256 of every setting, FORMAT and the torch version>/` by
-bench.toolkit.cache.cached_dir (written to a temporary directory and renamed into place); a
-directory given as `pretrained` (or a hub id with the same layout) is loaded instead of training.
+Both are cached under `<cache_dir>/<sha256 of every setting, FORMAT and the torch version>/` (the task passes the run
+context's `cache_dir("erasure")`) by bench.toolkit.cache.cached_dir (written to a temporary directory and renamed into
+place); a directory given as `pretrained` (or a hub id with the same layout) is loaded instead of training.
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ def load(directory: str | Path):
             float(arrays["accuracy"]))
 
 
-def cached_base(settings: BaseSettings, cache_dir: str, log=None):
+def cached_base(settings: BaseSettings, cache_dir: str | Path, log=None):
     """Train (once) or load the base model and the judge for these settings."""
     def build(directory: Path) -> None:
         encoder = TextEncoder(settings.seed)

@@ -1,13 +1,13 @@
 """Erase a concept from a rectified-flow transformer: the tiny digit Flux on the CPU, or a FluxPipeline (FLUX.1-dev).
 
-The CPU-scale world of docs/papers/eraseanything.md ("tiny Flux"): the base model is
-diffusers' FluxTransformer2DModel (2 dual-stream + 1 single-stream blocks, 4 heads of 16) trained
-once on the 1,797 8 × 8 digits with concept prompts (tasks/erasure/_base.py, cached under
-`cache_dir`); a frozen MLP classifier trained on the same images judges generations. The erased
-concept ("seven"), its synonyms ("7", "sieben"), the irrelevant concepts D_ir handed to the methods
-and the preserved concepts scored are settings (digit words of the vocabulary). D_un is
-`concept_images` base-model samples of the concept prompt (the paper: a folder of Flux generations of
-the concept).
+The CPU-scale world of docs/papers/eraseanything.md ("tiny Flux"): the base model is diffusers'
+FluxTransformer2DModel (2 dual-stream + 1 single-stream blocks, 4 heads of 16) trained once on the
+1,797 8 × 8 digits with concept prompts (tasks/erasure/_base.py, cached under the run context's
+`cache_dir("erasure")`); a frozen MLP classifier trained on the same images judges generations. The
+erased concept ("seven"), its synonyms ("7", "sieben"), the irrelevant concepts D_ir handed to the
+methods and the preserved concepts scored are settings (digit words of the vocabulary). D_un is
+`concept_images` base-model samples of the concept prompt (the paper: a folder of Flux generations
+of the concept).
 
 `pipeline` (the paper's scale): a FluxPipeline hub id ("black-forest-labs/FLUX.1-dev") or a directory
 written by `FluxPipeline.save_pretrained`, loaded with `FluxPipeline.from_pretrained` (bfloat16 on CUDA,
@@ -73,7 +73,6 @@ class Config:
     head_dim: int = 16
     train_steps: int = 1500        # base-model training steps (batch 128, AdamW 1e-3, cosine)
     base_seed: int = 0             # seed of the cached base model and judge (shared by every run seed)
-    cache_dir: str = "~/.cache/icml2025-bench/erasure"
     pretrained: str = ""           # a tiny-model directory or hub id to load instead of training ("" = train/cache)
     pipeline: str = ""             # a FluxPipeline hub id or save_pretrained directory ("" = the tiny digit model)
     judge: str = "openai/clip-vit-large-patch14"  # CLIP judge of the pipeline path (hub id or directory)
@@ -131,7 +130,7 @@ def _tiny_world(config: Config, ctx: RunContext):
     else:
         settings = BaseSettings(config.layers, config.single_layers, config.heads, config.head_dim,
                                 config.train_steps, seed=config.base_seed)
-        transformer, encoder, classifier, accuracy = cached_base(settings, config.cache_dir, ctx.log)
+        transformer, encoder, classifier, accuracy = cached_base(settings, ctx.cache_dir("erasure"), ctx.log)
     backbone = TinyBackbone(transformer, encoder, config.sample_steps, config.guidance, ctx.device)
     return (backbone, MLPJudge(tuple(classifier)), accuracy, WORD_CLASS[config.concept],
             [WORD_CLASS[w] for w in config.preserve])

@@ -15,8 +15,8 @@ Ground truth: μ = 1, L = |a| (Lipschitz in z), μ̃ = μ − Lβ = 1 − |a|β 
 Fidelity: the loss, D(θ) and the two formulas are the paper's (poster). The constants are UNVERIFIED
 hypotheses of ours (docs/papers/clipped-sgd-performative.md): a = 10 is inferred from the plateau
 ratio of the paper's plot; b, p, m, θ_0 and X = [−20, 20] are not stated anywhere accessible. With
-data_seed = 0 the draw `rng.random(m) < p` gives p̄ = 0.193, θ_PS = −2.144 and θ_∞(1) = −0.266
-(β = 0.01), the values measured in our report. The data come from `data_seed`, not the run seed, so
+world_seed = 0 the draw `rng.random(m) < p` gives p̄ = 0.193, θ_PS = −2.144 and θ_∞(1) = −0.266
+(β = 0.01), the values measured in our report. The data come from `world_seed`, not the run seed, so
 every run seed sees the same dataset (as in the paper, where Z̃ is drawn once).
 """
 
@@ -44,7 +44,7 @@ class Config:
     beta: float = 0.01     # β, sensitivity of D(θ); the paper plots β ∈ {0.01, 0.05}
     theta0: float = 5.0    # θ_0, initial model (UNVERIFIED)
     radius: float = 20.0   # X = [−radius, radius], the projection interval (UNVERIFIED)
-    data_seed: int = 0     # seed of the one-time draw of Z̃ (fixed across run seeds)
+    world_seed: int = 0    # seed of the one-time draw of Z̃ (fixed across run seeds)
 
     def __post_init__(self) -> None:
         if self.m < 1:
@@ -78,7 +78,7 @@ def _bisect(field, lo: float, hi: float, tol: float = 1e-14) -> float:
 
 @task(family="performative", config=Config, version=1, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> Problem:
-    """The instance; ctx is unused (the data come from config.data_seed, not the run seed)."""
+    """The instance; ctx is unused (the data come from config.world_seed, not the run seed)."""
     a, b, beta = config.a, config.b, config.beta
     mu, lipschitz = 1.0, abs(a)
     shifted_modulus = mu - lipschitz * beta  # μ̃ = 1 − |a|β
@@ -87,7 +87,7 @@ def build(config: Config, ctx: RunContext) -> Problem:
             f"beta={beta} with a={a} gives μ̃ = 1 − |a|β = {shifted_modulus:.4g} <= 0; "
             f"β must be < 1/|a| = {1 / abs(a):.4g} for a unique performative-stable point"
         )
-    z = np.random.default_rng(config.data_seed).random(config.m) < config.p  # (m,) Z̃_i
+    z = np.random.default_rng(config.world_seed).random(config.m) < config.p  # (m,) Z̃_i
     p_bar = float(z.mean())
     slope = 1.0 - a * beta                       # ∇ℓ(θ; z_i(θ)) = slope·θ + offset_i
     offsets = a * b * z.astype(float)            # (m,) a b Z̃_i

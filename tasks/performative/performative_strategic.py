@@ -11,7 +11,7 @@ material, so this is a synthetic stand-in in the style of Perdomo et al. (2020):
     ℓ(θ; (x, y)) = log(1 + exp(−y θᵀx)) + (λ/2)‖θ‖²
     ∇ℓ(θ; (x̃, y)) = −y σ(−y θᵀx̃) x̃ + λθ
 
-All data come from `data_seed` (fixed across run seeds); θ_0 = 0.
+All data come from `world_seed` (fixed across run seeds); θ_0 = 0.
 Ground truth: θ_PS by repeated risk minimisation θ_{k+1} = argmin_θ f(θ, θ_k) on the full data
 (scipy trust-exact with exact gradient and Hessian, polished by two Newton steps) until
 ‖θ_{k+1} − θ_k‖ < 1e-10; θ_∞(c) as the root of the clipped mean field
@@ -59,7 +59,7 @@ class Config:
     label_scale: float = 1.0   # ‖w*‖, signal of the true logistic model
     label_bias: float = -0.5   # b*, intercept of the true logistic model
     radius: float = 5.0        # X = {‖θ‖ ≤ radius}; θ_PS and θ_∞(1) have norm ≈ 0.6–0.9
-    data_seed: int = 0         # seed of the one-time draw of (x_i, y_i)
+    world_seed: int = 0        # seed of the one-time draw of (x_i, y_i)
 
     def __post_init__(self) -> None:
         if self.dim < 2 or not 0 <= self.strategic_dims <= self.dim - 1:
@@ -75,7 +75,7 @@ def _sigmoid(u: np.ndarray) -> np.ndarray:
 
 
 def _data(config: Config) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(config.data_seed)
+    rng = np.random.default_rng(config.world_seed)
     x = np.ones((config.m, config.dim))
     x[:, :-1] = rng.standard_normal((config.m, config.dim - 1))    # (m, d), last column = 1
     w = rng.standard_normal(config.dim - 1)
@@ -117,7 +117,7 @@ def _repeated_risk_minimisation(x, y, shift, lam, max_rounds: int = 300) -> np.n
 
 @task(family="performative", config=Config, version=1, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> Problem:
-    """The instance; ctx is unused (the data come from config.data_seed, not the run seed)."""
+    """The instance; ctx is unused (the data come from config.world_seed, not the run seed)."""
     x, y = _data(config)
     m, d, lam = config.m, config.dim, config.lam
     mask = np.zeros(d)

@@ -35,7 +35,8 @@ Training data (`train_data`), the off-policy lists best first that DPO / EPA tra
   tests/fixtures/alpacaeval/ultrafeedback_all.jsonl, written here in openbmb/UltraFeedback's schema.
 Judges (`judge`, and `annotator` for on-policy labels):
 * `alpaca_eval`: the `alpaca_eval` package's pairwise judge `weighted_alpaca_eval_gpt4_turbo` (needs the
-  package and OPENAI_API_KEY, checked when the task is built; annotations cached under `cache_dir`);
+  package and OPENAI_API_KEY, checked when the task is built; annotations cached under the run context's
+  `cache_dir("preference")`);
 * `reward_model:<hub id, local dir or tiny shape>`: a local sequence-classification reward model (the toolkit's
   `load_model`); the answer wins when its reward exceeds the reference's (a tiny shape is a seeded, untrained
   model: the CPU-scale plumbing check, not a meaningful judge);
@@ -104,7 +105,6 @@ class Config:
     train_limit: int = 0                                       # first n training prompts (0: all)
     train_data: str = "sample"                                 # "sample" (packaged pairs), "uf-binarized" (papers),
                                                                # "uf-all" (EPA) or a local file
-    cache_dir: str = "~/.cache/icml2025-bench/preference"
     lc_difficulty: str = "auto"                                # γ of the LC GLM: "auto", "none" or a
                                                                # preferences.csv(.gz)
 
@@ -367,14 +367,14 @@ def _rank(score_fn, temperature: float, prompt: str, responses, rng: np.random.G
     return np.argsort(-(scores + rng.gumbel(size=len(scores))), kind="stable")
 
 
-def _policy_path(config: Config) -> tuple[str, bool]:
+def _policy_path(config: Config, cache_dir: Path) -> tuple[str, bool]:
     if config.model not in TINY_SHAPES:
         return config.model, False
 
     def build(path):
         save_model(*load_causal_lm(config.model), path)
 
-    return str(cached_dir(config.cache_dir, {"alpacaeval-tiny": config.model, "version": 1}, build)), True
+    return str(cached_dir(cache_dir, {"alpacaeval-tiny": config.model, "version": 1}, build)), True
 
 
 # version 2: LC = AlpacaEval's GLM with γ; instructions.jsonl data
@@ -386,14 +386,14 @@ def build(config: Config, ctx: RunContext) -> PreferenceProblem:
     difficulty, gamed = lc_inputs(config)
     indices = [int(e.get("index", i)) for i, e in enumerate(evals)]
     gamma = np.zeros(len(evals)) if difficulty is None else difficulty.reindex(indices).fillna(0.0).to_numpy()
-    path, tiny = _policy_path(config)
+    path, tiny = _policy_path(config, ctx.cache_dir("preference"))
     tokenizer = load_causal_lm(path)[1] if tiny else AutoTokenizer.from_pretrained(path)
     eval_prompts = [format_prompt(tokenizer, e["instruction"]) for e in evals]
     train_prompts = [format_prompt(tokenizer, t["prompt"]) for t in trains]
     keywords = {p: e.get("keywords") for p, e in zip(eval_prompts + train_prompts, evals + trains)}
     instructions = {p: e["instruction"] for p, e in zip(eval_prompts, evals)}
     judge = None if config.judge == "alpaca_eval" else _pointwise(config.judge, keywords, ctx.device)
-    cache = str(Path(config.cache_dir).expanduser() / "alpaca_eval_annotations.json")
+    cache = str(ctx.cache_dir("preference") / "alpaca_eval_annotations.json")
     pairwise = (partial(alpaca_eval_preferences, instructions, caching_path=cache) if config.judge == "alpaca_eval"
                 else None)
     return PreferenceProblem(

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -57,7 +58,6 @@ class Config:
     sft_steps: int = 1500
     sft_lr: float = 3e-3
     world_seed: int | None = None   # π_SFT's data and initialisation; None: the run's seed (each its own π_SFT)
-    cache_dir: str = "~/.cache/icml2025-bench/preference"
     lm_eval_tasks: str = ""         # comma-separated lm_eval tasks run on the trained policy ("" = off)
     lm_eval_include: str = ""       # directory of custom lm_eval task YAMLs (TaskManager include_path)
     lm_eval_limit: int = 0          # documents per lm_eval task (0: all)
@@ -104,14 +104,14 @@ def _train_sft(config: Config, path) -> None:
     save_model(model, tokenizer, path)
 
 
-def sft_policy(config: Config) -> tuple[str, bool]:
+def sft_policy(config: Config, cache_dir: str | Path) -> tuple[str, bool]:
     if config.model not in TINY_SHAPES:
         return config.model, False
     # version 2: entries written by the family's pre-commit code are not what this code trains; they are not reused
     settings = {"long_context": config.model, "teacher_accuracy": config.teacher_accuracy,
                 "sft_steps": config.sft_steps, "sft_examples": config.sft_examples, "sft_lr": config.sft_lr,
                 "world_seed": config.world_seed, "version": 2}
-    return str(cached_dir(config.cache_dir, settings, partial(_train_sft, config))), True
+    return str(cached_dir(cache_dir, settings, partial(_train_sft, config))), True
 
 
 def harness(config: Config) -> dict:
@@ -137,7 +137,7 @@ def build(config: Config, ctx: RunContext) -> PreferenceProblem:
     hooks = harness(config)
     if config.world_seed is None:  # as preference_world: the seeds' spread includes π_SFT's (a chaotic training)
         config = replace(config, world_seed=ctx.seed)
-    path, tiny = sft_policy(config)
+    path, tiny = sft_policy(config, ctx.cache_dir("preference"))
     rng = ctx.rng
     train = _examples(config.train_per_kind, LENGTHS[config.train_length], rng)
     train_prompts = [prompt_text(c, q) for _, c, q, _ in train]

@@ -4,16 +4,15 @@ The CPU world of SimpleMix (Li & Khashabi, ICML 2025, arXiv 2505.02363; docs/pap
 also used for EPA's intrinsic slope-1 metrics (docs/papers/epa.md). The world itself
 (categories, gold reward, SFT teacher, off-policy pool, annotator) is in tasks/preference/_world.py.
 
-Build: (1) π_SFT: a tiny causal LM (`model`, default the toolkit's tiny GPT-2 shape) over a BPE tokenizer
-trained on the world's text, fine-tuned on the noisy teacher's answers (completion-only NLL); trained once
-per setting and world seed and cached under `cache_dir`. A hub id or local directory as `model` is taken as
-π_SFT unchanged. Each run seed has its own π_SFT (world_seed = the run's seed) unless `world_seed` fixes one:
-the tiny model's training is chaotic, and with one π_SFT for every seed a rounding difference (AVX512 against
-AVX2 kernels) moved all seeds at once and flipped four of SimpleMix's eight verdicts (docs/papers/simplemix.md);
-with one per seed the seeds' spread includes the base model's, and the verdicts judge it. (2) train prompts,
-and for each the K off-policy responses of the pool ranked by the annotator (UltraFeedback-like, best
-first). On-policy pairs are not built here: a method samples them from its own policy (the paper's D_on)
-through `annotate`.
+Build: (1) π_SFT: a tiny causal LM (`model`, default the toolkit's tiny GPT-2 shape) over a BPE tokenizer trained on
+the world's text, fine-tuned on the noisy teacher's answers (completion-only NLL); trained once per setting and world
+seed and cached under the run context's `cache_dir("preference")`. A hub id or local directory as `model` is taken as
+π_SFT unchanged. Each run seed has its own π_SFT (world_seed = the run's seed) unless `world_seed` fixes one: the tiny
+model's training is chaotic, and with one π_SFT for every seed a rounding difference (AVX512 against AVX2 kernels)
+moved all seeds at once and flipped four of SimpleMix's eight verdicts (docs/papers/simplemix.md); with one per seed
+the seeds' spread includes the base model's, and the verdicts judge it. (2) train prompts, and for each the K
+off-policy responses of the pool ranked by the annotator (UltraFeedback-like, best first). On-policy pairs are not
+built here: a method samples them from its own policy (the paper's D_on) through `annotate`.
 (3) evaluation prompts with π_SFT's sampled answers (the win-rate baseline) and a probe set of K
 responses per prompt (pool and teacher answers) for the implicit-reward metrics.
 
@@ -60,7 +59,6 @@ class Config:
     sft_steps: int = 1500           # AdamW steps of that training
     sft_lr: float = 3e-3
     world_seed: int | None = None   # seed of π_SFT's data and initialisation; None: the run's seed (see build)
-    cache_dir: str = "~/.cache/icml2025-bench/preference"
 
     def __post_init__(self) -> None:
         counts = (self.train_per_category, self.eval_per_category, self.eval_samples, self.off_policy_k,
@@ -91,14 +89,15 @@ def _train_sft(config: Config, path: Path) -> None:
     save_model(model, tokenizer, path)
 
 
-def sft_policy(config: Config) -> tuple[str, bool]:
-    """(path or hub id of π_SFT, whether it is the task's own tiny model); `config.world_seed` must be set."""
+def sft_policy(config: Config, cache_dir: str | Path) -> tuple[str, bool]:
+    """(path or hub id of π_SFT, whether it is the task's own tiny model), the tiny one cached under `cache_dir`;
+    `config.world_seed` must be set."""
     if config.model not in TINY_SHAPES:
         return config.model, False
     # version 2: entries written by the family's pre-commit code are not what this code trains; they are not reused
     settings = {"model": config.model, "teacher_accuracy": config.teacher_accuracy, "sft_examples": config.sft_examples,
                 "sft_steps": config.sft_steps, "sft_lr": config.sft_lr, "world_seed": config.world_seed, "version": 2}
-    return str(cached_dir(config.cache_dir, settings, partial(_train_sft, config))), True
+    return str(cached_dir(cache_dir, settings, partial(_train_sft, config))), True
 
 
 # version 2: π_SFT per run seed
@@ -106,7 +105,7 @@ def sft_policy(config: Config) -> tuple[str, bool]:
 def build(config: Config, ctx: RunContext) -> PreferenceProblem:
     if config.world_seed is None:
         config = replace(config, world_seed=ctx.seed)
-    path, tiny = sft_policy(config)
+    path, tiny = sft_policy(config, ctx.cache_dir("preference"))
     rng = ctx.rng
     train_prompts, train_categories = make_prompts(config.train_per_category, rng)
     off_policy = []

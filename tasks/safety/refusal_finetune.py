@@ -7,9 +7,10 @@ jailbreak-wrapped ones, as Llama-3.1-8B-Instruct at exposure k = 0 in §5.1), th
 (SSFT: completion-only loss, cosine schedule with 10 % warm-up) on the generated analogue of
 `make_dataset(k)`: k plain harmful requests and k wrapped in each jailbreak style (hypothetical
 narrative, role play, compliance-priming trigger tokens), refused, and as many harmless requests,
-answered. Both models are cached under `cache_dir`, keyed by every setting that changes them and
-the seed. Analysis and test prompts are then drawn half harmful, styles uniform, and labelled with
-each model's top next token (refused iff it is the first token of `refusal_prefix`).
+answered. Both models are cached under the run context's `cache_dir("safety")`, keyed by every
+setting that changes them and the seed. Analysis and test prompts are then drawn half harmful, styles
+uniform, and labelled with each model's top next token (refused iff it is the first token of
+`refusal_prefix`).
 
 GPU / hub: `base_model` a hub id or directory of an instruct model (e.g.
 meta-llama/Llama-3.1-8B-Instruct, `refusal_prefix="I"`), `finetuned_model` its safety fine-tuned
@@ -40,6 +41,10 @@ from tasks.safety._lm import (SHAPES, chat_prompts, chat_tokenizer, last_token_s
 SMALLEST = {"n_analysis": 48, "n_test": 48, "layers": 2, "hidden": 32, "base_steps": 120, "finetune_steps": 40,
             "exposure": 8, "base_examples": 600}  # ~3 s to train once, then cached; refuses most harmful prompts
 DATA_VERSION = 1  # bump when the generated data or the training recipe changes (part of the cache key)
+# The Config's former `cache_dir` default. The cache moved to the run context (a machine's cache location is no part
+# of a run's identity, issue 19), but the hub path's SSFT key hashes the whole Config: this value stays in that hash
+# so the entries cached before the move keep their keys and are reused, not trained again.
+FORMER_CACHE_DIR = "~/.cache/icml2025-bench/safety"
 
 
 @dataclass(frozen=True)
@@ -61,7 +66,6 @@ class Config:
     finetune_lr: float = 1e-3        # SSFT learning rate (paper: 2e-6 at 8B)
     batch_size: int = 32             # SSFT / base batch (paper: 12 per device)
     refusal_prefix: str = " sorry"   # first response token meaning "refuses" (paper, Instruct: "I", id 40)
-    cache_dir: str = "~/.cache/icml2025-bench/safety"
 
     def __post_init__(self) -> None:
         for name in ("n_analysis", "n_test", "layers", "hidden", "base_examples", "base_steps", "batch_size"):
@@ -86,9 +90,8 @@ def _cached(root: Path, prefix: str, settings: dict, make) -> str:
     return str(cached_dir(root, settings, save, prefix=prefix))
 
 
-def _tiny_pair(config: Config, seed: int, device: str) -> tuple[str, str]:
-    """Directories of the cached tiny base model and its SSFT version (trained on first use)."""
-    root = Path(config.cache_dir).expanduser()
+def _tiny_pair(config: Config, root: Path, seed: int, device: str) -> tuple[str, str]:
+    """Directories of the cached tiny base model and its SSFT version under `root` (trained on first use)."""
     base_settings = {"v": DATA_VERSION, "seed": seed, "shape": config.base_model, "layers": config.layers,
                      "hidden": config.hidden, "vocab": config.vocab_size, "examples": config.base_examples,
                      "steps": config.base_steps, "lr": config.base_lr, "batch": config.batch_size}
@@ -132,12 +135,13 @@ def _prompts(config: Config, rng: np.random.Generator) -> tuple[_data.Prompts, n
 @task(family="safety", config=Config, version=1, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> RefusalProblem:
     if config.base_model in SHAPES:
-        base_dir, tuned_dir = _tiny_pair(config, ctx.seed, ctx.device)
+        base_dir, tuned_dir = _tiny_pair(config, ctx.cache_dir("safety"), ctx.seed, ctx.device)
     elif config.finetuned_model:
         base_dir, tuned_dir = config.base_model, config.finetuned_model
     else:
         base_dir = config.base_model
-        tuned_dir = _cached(Path(config.cache_dir).expanduser(), "ssft-", {**asdict(config), "seed": ctx.seed},
+        settings = {**asdict(config), "cache_dir": FORMER_CACHE_DIR, "seed": ctx.seed}  # the key as before the move
+        tuned_dir = _cached(ctx.cache_dir("safety"), "ssft-", settings,
                             lambda: _finetune(base_dir, config, np.random.default_rng([ctx.seed, 2]), ctx.seed,
                                               ctx.device))
     base, tokenizer = load_causal_lm(base_dir, ctx.device)

@@ -8,8 +8,8 @@ VERDICTS = ("not reproduced", "reproduced", "partially", "uninformative", "incon
             "insufficient seeds")  # longest first
 
 
-def bench(*args: str, db, timeout: int = 1800) -> subprocess.CompletedProcess:
-    return run_bench(*args, db=db, columns=400, timeout=timeout)
+def bench(*args: str, db, timeout: int = 1800, env: dict | None = None) -> subprocess.CompletedProcess:
+    return run_bench(*args, db=db, columns=400, timeout=timeout, env=env)
 
 
 def verdicts(stdout: str, claim_ids) -> dict[str, str]:

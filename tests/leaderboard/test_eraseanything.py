@@ -46,9 +46,10 @@ def test_claims_file_is_valid():
 def test_bench_run_stores_the_eraseanything_metrics(tmp_path):
     db = tmp_path / "cli.db"
     run = bench("run", "--method", "eraseanything", "--task", "concept_erasure", "--set", "iterations=60",
-                *[x for s in SMALL_TASK for x in ("--set", s)], "--set", f"task.cache_dir={tmp_path}/cache",
-                db=db, timeout=600)
+                *[x for s in SMALL_TASK for x in ("--set", s)], db=db, timeout=600,
+                env={"BENCH_CACHE_DIR": str(tmp_path / "cache")})
     assert run.returncode == 0, run.stderr[-2000:]
+    assert any((tmp_path / "cache" / "erasure").iterdir())  # the cell's process cached under $BENCH_CACHE_DIR
     store = Store.open(f"sqlite:///{db}")
     (row,) = store.runs(method="eraseanything", task="concept_erasure")
     metrics = store.metrics([row.run_key])[row.run_key]

@@ -26,9 +26,11 @@ SMALL_WORLD = ("task.entities=8", "task.per_entity=40", "task.vocab_size=64", "t
 @pytest.mark.integration
 def test_bench_run_stores_the_label_smoothing_metrics(tmp_path):
     db = tmp_path / "cli.db"
-    sets = [a for s in (*SMALL_WORLD, f"task.cache_dir={tmp_path / 'cache'}") for a in ("--set", s)]
-    run = bench("run", "--method", "sft_label_smoothing", "--task", "sft_calibration", *sets, db=db, timeout=300)
+    sets = [a for s in SMALL_WORLD for a in ("--set", s)]
+    run = bench("run", "--method", "sft_label_smoothing", "--task", "sft_calibration", *sets, db=db, timeout=300,
+                env={"BENCH_CACHE_DIR": str(tmp_path / "cache")})
     assert run.returncode == 0, run.stderr[-2000:]
+    assert any((tmp_path / "cache" / "calibration").iterdir())  # the cell's process cached under $BENCH_CACHE_DIR
     store = Store.open(f"sqlite:///{db}")
     (row,) = store.runs(method="sft_label_smoothing", task="sft_calibration")
     metrics = store.metrics([row.run_key])[row.run_key]

@@ -23,8 +23,9 @@ def test_bench_run_stores_the_multi_direction_metrics(tmp_path):
     db = tmp_path / "cli.db"
     sets = [a for k, v in SMALLEST.items() for a in ("--set", f"task.{k}={v}")]
     run = bench("run", "--method", "multi_direction", "--task", "refusal_finetune", *sets,
-                "--set", f"task.cache_dir={tmp_path / 'cache'}", db=db, timeout=300)
+                db=db, timeout=300, env={"BENCH_CACHE_DIR": str(tmp_path / "cache")})
     assert run.returncode == 0, run.stderr[-2000:]
+    assert any((tmp_path / "cache" / "safety").iterdir())  # the cell's process cached under $BENCH_CACHE_DIR
     store = Store.open(f"sqlite:///{db}")
     (row,) = store.runs(method="multi_direction", task="refusal_finetune")
     metrics = store.metrics([row.run_key])[row.run_key]

@@ -76,8 +76,8 @@ def test_methods_run_on_cuda(tiny_pipeline_dir, tiny_judge_dir, tmp_path, pipeli
     if pipeline:
         config = concept_erasure.Config(**PIPELINE_SMALL, pipeline=tiny_pipeline_dir, judge=tiny_judge_dir)
     else:
-        config = concept_erasure.Config(**concept_erasure.SMALLEST, cache_dir=str(tmp_path / "cache"))
-    problem = concept_erasure.build(config, RunContext(0, device="cuda").for_task())
+        config = concept_erasure.Config(**concept_erasure.SMALLEST)
+    problem = concept_erasure.build(config, RunContext(0, device="cuda", cache_root=tmp_path / "cache").for_task())
     assert problem.transformer.device.type == "cuda" and problem.eval_noise["concept"].device.type == "cuda"
     assert problem.transformer.dtype == (torch.bfloat16 if pipeline else torch.float32)
     for module in (eraseanything, esd, ca, uce, no_erasure):

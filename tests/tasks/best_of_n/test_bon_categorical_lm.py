@@ -52,12 +52,12 @@ def test_neg_length_reward_ties_and_its_order():
     assert bon_pmf(problem).sum() == pytest.approx(1.0, abs=1e-12)
 
 
-def test_data_seed_fixes_the_model_and_none_uses_the_run_seed():
+def test_world_seed_fixes_the_model_and_none_uses_the_run_seed():
     a = build(Config(), RunContext(seed=0).for_task()).probs
     b = build(Config(), RunContext(seed=3).for_task()).probs
     np.testing.assert_array_equal(a, b)
-    c = build(Config(data_seed=None), RunContext(seed=3).for_task()).probs
-    d = build(Config(data_seed=None), RunContext(seed=4).for_task()).probs
+    c = build(Config(world_seed=None), RunContext(seed=3).for_task()).probs
+    d = build(Config(world_seed=None), RunContext(seed=4).for_task()).probs
     assert not np.array_equal(c, d)
 
 

@@ -13,10 +13,10 @@ def make(seed=0, **kw):
     return build(Config(**kw), RunContext(seed=seed).for_task())
 
 
-def test_run_seed_draws_the_reference_unless_data_seed_is_set():
+def test_run_seed_draws_the_reference_unless_world_seed_is_set():
     assert not np.array_equal(make(0).probs, make(1).probs)
     np.testing.assert_array_equal(make(0).probs, make(0).probs)
-    np.testing.assert_array_equal(make(0, data_seed=5).probs, make(1, data_seed=5).probs)
+    np.testing.assert_array_equal(make(0, world_seed=5).probs, make(1, world_seed=5).probs)
 
 
 def test_reward_levels_create_ties_and_zero_levels_do_not():

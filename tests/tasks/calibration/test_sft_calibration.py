@@ -13,9 +13,14 @@ SMALL = {"entities": 8, "per_entity": 100, "vocab_size": 64, "hidden_size": 16, 
 
 
 @pytest.fixture(scope="session")
-def small_world(tmp_path_factory):
-    config = T.Config(cache_dir=str(tmp_path_factory.mktemp("calibration-cache")), **SMALL)
-    return config, T.build(config, RunContext(seed=0).for_task())
+def cache_root(tmp_path_factory):
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture(scope="session")
+def small_world(cache_root):
+    config = T.Config(**SMALL)
+    return config, T.build(config, RunContext(seed=0, cache_root=cache_root).for_task())
 
 
 def test_ece_and_rms_by_hand():
@@ -70,9 +75,10 @@ def test_score_of_an_untuned_model_changes_nothing(small_world):
     assert scores["ece_before"] < 0.12 and scores["bayes_accuracy"] >= scores["accuracy_before"] - 0.05
 
 
-def test_cache_and_local_directory_load_the_same_model(small_world, tmp_path):
+def test_cache_and_local_directory_load_the_same_model(small_world, cache_root, tmp_path):
     config, problem = small_world
-    again = T.build(config, RunContext(seed=0).for_task())                 # read from the cache
+    assert len(list((cache_root / "calibration").iterdir())) == 1           # the context's cache_dir("calibration")
+    again = T.build(config, RunContext(seed=0, cache_root=cache_root).for_task())  # read from the cache
     state, cached = problem.model.state_dict(), again.model.state_dict()
     assert all(torch.equal(state[k], cached[k]) for k in state)
     problem.model.save_pretrained(tmp_path / "m")

@@ -15,7 +15,7 @@ def make(module, **overrides):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_lp_with_slack_constraint_equals_value_iteration(seed):
-    p = make(cmdp_stochastic, instance_seed=seed, T=10)
+    p = make(cmdp_stochastic, world_seed=seed, T=10)
     r, g = p.r_means[0], p.g_means[0]
     slack = np.array([float(p.n_layers) + 1.0])  # costs per episode ≤ L: the constraint never binds
     opt, _ = _model.solve_lp(p.P, p.layers, r, g, slack)

@@ -1,6 +1,5 @@
 """The hetero_vocab_pairs task: tokenizers, cache, hub-id/directory loading, references, and the family's score."""
 
-from pathlib import Path
 
 import pytest
 import torch
@@ -15,10 +14,14 @@ from tasks.decoding.hetero_vocab_pairs import SMALLEST, Config, build
 
 
 @pytest.fixture(scope="module")
-def small(tmp_path_factory):
-    cache = tmp_path_factory.mktemp("decoding-cache")
-    config = Config(**SMALLEST, cache_dir=str(cache))
-    return config, build(config, RunContext(seed=0))
+def cache_root(tmp_path_factory):
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture(scope="module")
+def small(cache_root):
+    config = Config(**SMALLEST)
+    return config, build(config, RunContext(seed=0, cache_root=cache_root))
 
 
 def test_build_gives_prompts_of_each_kind_and_the_targets_greedy_reference(small):
@@ -47,12 +50,12 @@ def test_vocabularies_differ_and_intersect_partly(small):
     assert target.tokenizer.convert_ids_to_tokens(int(d2t[the_d])) == "Ġthe"
 
 
-def test_cache_is_reused_and_keyed_by_the_settings(small):
+def test_cache_is_reused_and_keyed_by_the_settings(small, cache_root):
     config, _ = small
-    dirs = sorted(p.name for p in Path(config.cache_dir).iterdir())
+    dirs = sorted(p.name for p in (cache_root / "decoding").iterdir())  # the context's cache_dir("decoding")
     assert len(dirs) == 1 and dirs[0].startswith("pairs-")
-    build(config, RunContext(seed=1))  # another seed: other prompts, same models
-    assert sorted(p.name for p in Path(config.cache_dir).iterdir()) == dirs
+    build(config, RunContext(seed=1, cache_root=cache_root))  # another seed: other prompts, same models
+    assert sorted(p.name for p in (cache_root / "decoding").iterdir()) == dirs
 
 
 def test_an_untrained_world_builds_its_models_at_their_initialisation(tmp_path):
@@ -60,9 +63,9 @@ def test_an_untrained_world_builds_its_models_at_their_initialisation(tmp_path):
     knows nothing of the target; the recorded final loss is NaN (no step was taken), not an error."""
     import json
 
-    config = Config(**{**SMALLEST, "train_steps": 0}, cache_dir=str(tmp_path))
-    problem = build(config, RunContext(seed=0))
-    (built,) = tmp_path.iterdir()
+    config = Config(**{**SMALLEST, "train_steps": 0})
+    problem = build(config, RunContext(seed=0, cache_root=tmp_path))
+    (built,) = (tmp_path / "decoding").iterdir()
     losses = json.loads((built / "done").read_text())["final_loss"]
     assert all(loss != loss for loss in losses.values())  # NaN
     # an untrained model's next-token distribution is nearly uniform over its vocabulary
@@ -70,12 +73,13 @@ def test_an_untrained_world_builds_its_models_at_their_initialisation(tmp_path):
     assert float(probs.max()) < 5.0 / probs.numel()
 
 
-def test_saved_directories_load_like_hub_ids(small):
-    config, problem = small
-    local = next(Path(config.cache_dir).iterdir())
+def test_saved_directories_load_like_hub_ids(small, cache_root, tmp_path):
+    _, problem = small
+    local = next((cache_root / "decoding").iterdir())
     by_path = Config(**{**SMALLEST, "target": str(local / "target"), "drafter": str(local / "drafter"),
-                        "same_drafter": "none", "cache_dir": config.cache_dir})
-    again = build(by_path, RunContext(seed=0))
+                        "same_drafter": "none"})
+    again = build(by_path, RunContext(seed=0, cache_root=tmp_path))
+    assert not (tmp_path / "decoding").exists()  # nothing local to train or cache
     assert again.reference == problem.reference and again.same_drafter is None
     with pytest.raises(ValueError, match="cannot load"):
         load_lm(str(local / "missing-model"))

@@ -15,14 +15,14 @@ SMALL = {"train_steps": 60, "layers": 1, "single_layers": 0, "n_eval": 6, "n_pre
 
 @pytest.fixture(scope="session")
 def small_cache(tmp_path_factory):
-    """One directory per test session (shared by the tasks' and the methods' tests), trained in it once."""
-    return str(tmp_path_factory.getbasetemp() / "erasure-cache")
+    """One cache root per test session (shared by the tasks' and the methods' tests), trained in it once."""
+    return tmp_path_factory.getbasetemp() / "erasure-cache"
 
 
 @pytest.fixture(scope="session")
 def small_problem(small_cache):
-    config = concept_erasure.Config(**SMALL, cache_dir=small_cache)
-    return concept_erasure.build(config, RunContext(0).for_task())
+    config = concept_erasure.Config(**SMALL)
+    return concept_erasure.build(config, RunContext(0, cache_root=small_cache).for_task())
 
 
 PIPELINE_SMALL = {"concept": "cat", "synonyms": ("kitten", "feline"), "irrelevant": ("dog", "car", "tree"),

@@ -1,7 +1,6 @@
 """The erasure family: the rectified-flow sampler on a Gaussian mixture, the attention recorder, the
 judge's metrics on hand-made generations, and the task's cache / pretrained loading."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -131,7 +130,7 @@ def test_original_model_scores_no_drift_and_the_judge_is_accurate(small_problem)
 
 
 def test_cache_is_reused_and_a_saved_directory_loads_as_pretrained(small_problem, small_cache):
-    (entry,) = [p for p in Path(small_cache).iterdir() if not p.name.startswith(".")]
+    (entry,) = [p for p in (small_cache / "erasure").iterdir() if not p.name.startswith(".")]  # cache_dir("erasure")
     settings = BaseSettings(layers=1, single_layers=0, train_steps=60)
     assert entry.name == settings.key() and (entry / "transformer" / "config.json").exists()
     again = concept_erasure.build(concept_erasure.Config(**SMALL, pretrained=str(entry)), RunContext(0).for_task())

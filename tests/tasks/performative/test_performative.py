@@ -18,16 +18,16 @@ def clipped_mean_by_points(problem, theta, c):
     return float(np.mean(g if c is None else np.clip(g, -c, c)))
 
 
-def test_data_are_fixed_by_data_seed_not_run_seed():
+def test_data_are_fixed_by_world_seed_not_run_seed():
     a = build(Config(), RunContext(seed=0).for_task())
     b = build(Config(), RunContext(seed=7).for_task())
     assert a.theta_ps[0] == b.theta_ps[0]
-    assert make(data_seed=1).theta_ps[0] != a.theta_ps[0]
+    assert make(world_seed=1).theta_ps[0] != a.theta_ps[0]
 
 
 def test_theta_ps_closed_form_is_the_root_of_the_unclipped_mean_field():
     problem = make()
-    # p̄ = 0.193 for data_seed 0 → θ_PS = −10·0.193/0.9 (the spec's measured −2.144)
+    # p̄ = 0.193 for world_seed 0 → θ_PS = −10·0.193/0.9 (the spec's measured −2.144)
     assert problem.theta_ps[0] == pytest.approx(-10 * 0.193 / 0.9, abs=1e-12)
     assert abs(problem.mean_gradient(problem.theta_ps, None)[0]) < 1e-12
     assert abs(clipped_mean_by_points(problem, problem.theta_ps[0], None)) < 1e-12

@@ -85,15 +85,15 @@ def test_weighted_judge_gives_the_soft_probability_that_the_answer_wins(fake_ope
 
 
 def test_the_task_scores_win_rates_with_the_package_judge(fake_openai, tmp_path):
-    config = alpacaeval.Config(**{**alpacaeval.SMALLEST, "judge": "alpaca_eval", "cache_dir": str(tmp_path)})
-    problem = alpacaeval.build(config, RunContext(seed=0).for_task())
+    config = alpacaeval.Config(**{**alpacaeval.SMALLEST, "judge": "alpaca_eval"})
+    problem = alpacaeval.build(config, RunContext(seed=0, cache_root=tmp_path).for_task())
     responses = tuple(r + " Indeed." for r in problem.baseline_responses[:4]) + problem.baseline_responses[4:]
     zeros = np.zeros(len(responses))
     s = score(problem, PreferenceResult(responses=responses, logp_policy=zeros, logp_ref=zeros))
     p_longer = sigmoid(len(" Indeed.") / 10)                     # the answer is 8 characters longer than the reference
     assert s["win_rate"] == pytest.approx((4 * p_longer + 4 * 0.5) / 8, abs=1e-9)
     assert s["win_rate_math"] == pytest.approx(p_longer) and s["win_rate_creative_writing"] == pytest.approx(0.5)
-    assert (tmp_path / "alpaca_eval_annotations.json").is_file()
+    assert (tmp_path / "preference" / "alpaca_eval_annotations.json").is_file()  # the context's cache_dir
 
 
 def test_missing_openai_key_is_a_one_line_error_before_anything_runs(monkeypatch):

@@ -65,9 +65,12 @@ def test_each_run_seed_has_its_own_sft_policy_unless_world_seed_fixes_one(tmp_pa
     from bench.context import RunContext
     from tasks.preference.preference_world import SMALLEST, Config, build
 
-    small = dict(SMALLEST, sft_steps=2, sft_examples=64, cache_dir=str(tmp_path))
-    own = {seed: build(Config(**small), RunContext(seed=seed).for_task()).sft_path for seed in (0, 1)}
+    small = dict(SMALLEST, sft_steps=2, sft_examples=64)
+    own = {seed: build(Config(**small), RunContext(seed=seed, cache_root=tmp_path).for_task()).sft_path
+           for seed in (0, 1)}
+    assert {Path(path).parent for path in own.values()} == {tmp_path / "preference"}  # the context's cache_dir
     assert own[0] != own[1]
     assert [json.loads((Path(own[s]) / "settings.json").read_text())["world_seed"] for s in (0, 1)] == [0, 1]
-    fixed = {seed: build(Config(**small, world_seed=7), RunContext(seed=seed).for_task()).sft_path for seed in (0, 1)}
+    fixed = {seed: build(Config(**small, world_seed=7), RunContext(seed=seed, cache_root=tmp_path).for_task()).sft_path
+             for seed in (0, 1)}
     assert fixed[0] == fixed[1] not in own.values()

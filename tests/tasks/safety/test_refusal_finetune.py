@@ -2,7 +2,6 @@
 
 from collections import Counter
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,10 +12,14 @@ from tasks.safety._lm import chat_prompts, last_token_states
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory):
-    cache = tmp_path_factory.mktemp("safety-cache")
-    config = refusal_finetune.Config(**refusal_finetune.SMALLEST, cache_dir=str(cache))
-    return config, refusal_finetune.build(config, RunContext(0).for_task())
+def cache_root(tmp_path_factory):
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture(scope="module")
+def setup(cache_root):
+    config = refusal_finetune.Config(**refusal_finetune.SMALLEST)
+    return config, refusal_finetune.build(config, RunContext(0, cache_root=cache_root).for_task())
 
 
 def test_ssft_set_is_half_harmful_with_k_per_jailbreak_style():
@@ -48,25 +51,27 @@ def test_problem_labels_are_the_models_top_next_token(setup):
     assert p.tokenizer.decode([p.refusal_token]) == config.refusal_prefix
 
 
-def test_models_are_cached_once_per_setting_and_reloaded_identically(setup):
+def test_models_are_cached_once_per_setting_and_reloaded_identically(setup, cache_root):
     config, p = setup
-    cache = Path(config.cache_dir)
+    cache = cache_root / "safety"  # the run context's cache_dir("safety")
     assert sorted(d.name.split("-")[0] for d in cache.iterdir()) == ["base", "ssft"]
-    again = refusal_finetune.build(config, RunContext(0).for_task())
+    again = refusal_finetune.build(config, RunContext(0, cache_root=cache_root).for_task())
     np.testing.assert_array_equal(again.refused, p.refused)
     assert again.prompts == p.prompts
-    refusal_finetune.build(replace(config, exposure=2, n_test=4, n_analysis=4), RunContext(0).for_task())
+    refusal_finetune.build(replace(config, exposure=2, n_test=4, n_analysis=4),
+                           RunContext(0, cache_root=cache_root).for_task())
     assert sorted(d.name.split("-")[0] for d in cache.iterdir()) == ["base", "ssft", "ssft"]  # base reused
 
 
-def test_local_directories_take_the_hub_path(setup):
+def test_local_directories_take_the_hub_path(setup, cache_root):
     config, p = setup
-    cache = Path(config.cache_dir)
+    cache = cache_root / "safety"
     base = next(str(d) for d in cache.iterdir() if d.name.startswith("base"))
-    tuned = refusal_finetune.build(config, RunContext(0).for_task())  # the default's ssft dir is the first one made
+    tuned = refusal_finetune.build(config, RunContext(0, cache_root=cache_root).for_task())
+    # the default's ssft dir is the first one made
     ssft = sorted((d for d in cache.iterdir() if d.name.startswith("ssft")), key=lambda d: d.stat().st_mtime)[0]
     hub_like = replace(config, base_model=base, finetuned_model=str(ssft))
-    q = refusal_finetune.build(hub_like, RunContext(0).for_task())
+    q = refusal_finetune.build(hub_like, RunContext(0, cache_root=cache_root).for_task())
     np.testing.assert_array_equal(q.refused, tuned.refused)
     np.testing.assert_array_equal(q.base_refused, tuned.base_refused)
 
