@@ -14,7 +14,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from bench.context import RunContext, log_spaced_steps
-from tasks.best_of_n import Problem, ranked
+from tasks.best_of_n import BestOfNProblem, ranked
 
 
 def sample_ranks(cumulative: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -63,7 +63,7 @@ def grow_bracket(f: Callable[[float], float], target: float, start: float = 1.0,
 
 # ---- rank-order quantities --------------------------------------------------------------------
 
-def survival(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
+def survival(problem: BestOfNProblem) -> tuple[np.ndarray, np.ndarray]:
     """(S, S⁺) along the rank order: mass ranked at or above y, and strictly above y.
 
     Summed from the top, so the rare top outcomes keep their precision (1 − F⁻ would lose a mass
@@ -74,7 +74,7 @@ def survival(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
     return at_or_above.astype(float), (at_or_above - p).astype(float)
 
 
-def top_position(problem: Problem) -> int:
+def top_position(problem: BestOfNProblem) -> int:
     """Position (rank order) of the highest-ranked outcome of positive probability."""
     p, _, _ = ranked(problem)
     return int(np.flatnonzero(p > 0)[-1])

@@ -25,7 +25,7 @@ import numpy as np
 from bench.context import RunContext
 from bench.registry import method
 from methods.best_of_n import _common
-from tasks.best_of_n import (Problem, Result, bon_pmf_ranked, estimator_term, expected_estimator,
+from tasks.best_of_n import (BestOfNProblem, BestOfNResult, bon_pmf_ranked, estimator_term, expected_estimator,
                              ranked)
 
 # a short run, for the conformance suite (tests/test_conformance.py)
@@ -42,9 +42,9 @@ class Config:
 
 
 @method(family="best_of_n", config=Config, smoke=SMOKE)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: BestOfNProblem, config: Config, ctx: RunContext) -> BestOfNResult:
     if config.samples == 0:
-        return Result(kl=expected_estimator(problem))
+        return BestOfNResult(kl=expected_estimator(problem))
     if problem.continuous:  # every output has ε = 0: D̂(0, n) = log n − (n−1)/n, no spread
         values = np.full(config.samples, float(estimator_term(0.0, problem.n)))
     else:
@@ -53,4 +53,4 @@ def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
         positions = _common.sample_ranks(np.cumsum(pmf), config.samples, ctx.rng)
         values = estimator_term(p[positions], problem.n)
     _common.log_running_mean(values, ctx, "kl_estimate")
-    return Result(kl=float(values.mean()), samples=config.samples, kl_std_error=_common.std_error(values))
+    return BestOfNResult(kl=float(values.mean()), samples=config.samples, kl_std_error=_common.std_error(values))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from bench.context import RunContext
 from bench.registry import method
-from tasks.best_of_n import (Problem, Result, bon_pmf, kl_divergence, kl_formula, win_rate_bound,
+from tasks.best_of_n import (BestOfNProblem, BestOfNResult, bon_pmf, kl_divergence, kl_formula, win_rate_bound,
                              win_rate_of)
 
 
@@ -26,8 +26,8 @@ class Config:
 
 @method(family="best_of_n", config=Config,
         reference="the exact best-of-n distribution: the errors of the other methods are measured against it")
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: BestOfNProblem, config: Config, ctx: RunContext) -> BestOfNResult:
     if problem.continuous:
-        return Result(kl=kl_formula(problem.n), win_rate=win_rate_bound(problem.n))
+        return BestOfNResult(kl=kl_formula(problem.n), win_rate=win_rate_bound(problem.n))
     pmf = bon_pmf(problem)
-    return Result(kl=kl_divergence(pmf, problem), win_rate=win_rate_of(pmf, problem), policy=pmf)
+    return BestOfNResult(kl=kl_divergence(pmf, problem), win_rate=win_rate_of(pmf, problem), policy=pmf)

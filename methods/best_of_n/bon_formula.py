@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from bench.context import RunContext
 from bench.registry import method
-from tasks.best_of_n import Problem, Result, kl_formula, win_rate_bound
+from tasks.best_of_n import BestOfNProblem, BestOfNResult, kl_formula, win_rate_bound
 
 
 @dataclass(frozen=True)
@@ -25,5 +25,5 @@ class Config:
 
 
 @method(family="best_of_n", config=Config)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
-    return Result(kl=kl_formula(problem.n), win_rate=win_rate_bound(problem.n))
+def solve(problem: BestOfNProblem, config: Config, ctx: RunContext) -> BestOfNResult:
+    return BestOfNResult(kl=kl_formula(problem.n), win_rate=win_rate_bound(problem.n))

@@ -26,7 +26,7 @@ import numpy as np
 from bench.context import RunContext
 from bench.registry import method
 from methods.best_of_n import _common
-from tasks.best_of_n import Problem, Result, bon_pmf_ranked, ranked
+from tasks.best_of_n import BestOfNProblem, BestOfNResult, bon_pmf_ranked, ranked
 
 # a short run, for the conformance suite (tests/test_conformance.py)
 SMOKE = {"samples": 200}
@@ -54,7 +54,7 @@ def _best_of_n(draw, n: int, trials: int) -> np.ndarray:
 
 
 @method(family="best_of_n", config=Config, smoke=SMOKE)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: BestOfNProblem, config: Config, ctx: RunContext) -> BestOfNResult:
     n, M, rng = problem.n, config.samples, ctx.rng
     if problem.continuous:
         u = _best_of_n(lambda shape: rng.random(shape), n, M)
@@ -74,5 +74,5 @@ def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
         log_ratio = np.log(pmf[y]) - np.log(p[y])
         wins = (y > z) + 0.5 * (y == z)
     _common.log_running_mean(log_ratio, ctx, "kl_estimate")
-    return Result(kl=float(log_ratio.mean()), win_rate=float(wins.mean()), samples=M,
+    return BestOfNResult(kl=float(log_ratio.mean()), win_rate=float(wins.mean()), samples=M,
                   kl_std_error=_common.std_error(log_ratio))

@@ -32,7 +32,7 @@ import numpy as np
 from bench.context import RunContext
 from bench.registry import method
 from methods.best_of_n import _common
-from tasks.best_of_n import Problem, Result, bon_kl, kl_divergence, mid_quantiles, win_rate_of
+from tasks.best_of_n import BestOfNProblem, BestOfNResult, bon_kl, kl_divergence, mid_quantiles, win_rate_of
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class Config:
             raise ValueError(f"beta must be > 0 (or None to match best-of-n's KL), got {self.beta}")
 
 
-def tilt(problem: Problem, a: float) -> np.ndarray:
+def tilt(problem: BestOfNProblem, a: float) -> np.ndarray:
     """π_a(y) ∝ π(y)·exp(a·q(y)) (a = 1/β); a = inf: the point mass on the top outcome."""
     q, probs = mid_quantiles(problem), problem.probs
     support = probs > 0
@@ -58,7 +58,7 @@ def tilt(problem: Problem, a: float) -> np.ndarray:
     return policy
 
 
-def _continuous(problem: Problem, config: Config) -> Result:
+def _continuous(problem: BestOfNProblem, config: Config) -> BestOfNResult:
     if config.beta is not None:
         a = 1.0 / config.beta
     else:
@@ -66,11 +66,11 @@ def _continuous(problem: Problem, config: Config) -> Result:
         kl_of = lambda a: _common.continuous_tilt(a)[0]  # noqa: E731
         a = 0.0 if target <= 0 else _common.solve_monotone(kl_of, target, 0.0, _common.grow_bracket(kl_of, target))
     kl, win = _common.continuous_tilt(a)
-    return Result(kl=kl, win_rate=win, strength=1.0 / a if a > 0 else None)
+    return BestOfNResult(kl=kl, win_rate=win, strength=1.0 / a if a > 0 else None)
 
 
 @method(family="best_of_n", config=Config)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: BestOfNProblem, config: Config, ctx: RunContext) -> BestOfNResult:
     if problem.continuous:
         return _continuous(problem, config)
     if config.beta is not None:
@@ -87,5 +87,5 @@ def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
             hi = _common.grow_bracket(kl_of, target, limit=1e15)
             a = math.inf if kl_of(hi) < target else _common.solve_monotone(kl_of, target, 0.0, hi)
     policy = tilt(problem, a)
-    return Result(kl=kl_divergence(policy, problem), win_rate=win_rate_of(policy, problem), policy=policy,
+    return BestOfNResult(kl=kl_divergence(policy, problem), win_rate=win_rate_of(policy, problem), policy=policy,
                   strength=(0.0 if math.isinf(a) else 1.0 / a) if a > 0 else None)

@@ -29,7 +29,7 @@ import numpy as np
 from bench.context import RunContext
 from bench.registry import method
 from methods.best_of_n import _common
-from tasks.best_of_n import Problem, Result, bon_kl, kl_divergence, win_rate_of
+from tasks.best_of_n import BestOfNProblem, BestOfNResult, bon_kl, kl_divergence, win_rate_of
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class Config:
             raise ValueError(f"p must lie in (0, 1] (or None to match best-of-n's KL), got {self.p}")
 
 
-def policy_at(problem: Problem, p: float) -> np.ndarray:
+def policy_at(problem: BestOfNProblem, p: float) -> np.ndarray:
     """π_RR for top mass p: the part of each outcome's quantile interval inside [1 − p, 1], over p."""
     at_or_above, above = _common.survival(problem)          # S(y), S⁺(y) along the rank order
     inside = np.maximum(np.minimum(at_or_above, p) - above, 0.0)
@@ -50,13 +50,13 @@ def policy_at(problem: Problem, p: float) -> np.ndarray:
     return policy
 
 
-def _continuous(problem: Problem, config: Config) -> Result:
+def _continuous(problem: BestOfNProblem, config: Config) -> BestOfNResult:
     p = config.p if config.p is not None else math.exp(-bon_kl(problem))
-    return Result(kl=-math.log(p), win_rate=1.0 - p / 2, strength=p)
+    return BestOfNResult(kl=-math.log(p), win_rate=1.0 - p / 2, strength=p)
 
 
 @method(family="best_of_n", config=Config)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: BestOfNProblem, config: Config, ctx: RunContext) -> BestOfNResult:
     if problem.continuous:
         return _continuous(problem, config)
     top = float(problem.probs[problem.order[_common.top_position(problem)]])
@@ -72,5 +72,5 @@ def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
         else:
             p = _common.solve_monotone(kl_of, target, top, 1.0)
     policy = policy_at(problem, p)
-    return Result(kl=kl_divergence(policy, problem), win_rate=win_rate_of(policy, problem), policy=policy,
+    return BestOfNResult(kl=kl_divergence(policy, problem), win_rate=win_rate_of(policy, problem), policy=policy,
                   strength=p)

@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.linear_model import LassoLarsIC, LinearRegression
 from sklearn.preprocessing import SplineTransformer
 
-from tasks.causal import Result
+from tasks.causal import CausalResult
 
 
 def from_causallearn(graph: np.ndarray) -> np.ndarray:
@@ -29,7 +29,7 @@ def from_causallearn(graph: np.ndarray) -> np.ndarray:
     return (directed | both).astype(int)
 
 
-def sort_regress(data: np.ndarray, scores: np.ndarray, runtime_from: float) -> Result:
+def sort_regress(data: np.ndarray, scores: np.ndarray, runtime_from: float) -> CausalResult:
     """CausalDisco `sort_regress`: increasing score order, adaptive-lasso regression on predecessors."""
     d = data.shape[1]
     order = np.argsort(scores, kind="stable")
@@ -40,7 +40,7 @@ def sort_regress(data: np.ndarray, scores: np.ndarray, runtime_from: float) -> R
         scale = np.abs(ols.coef_)
         lasso = LassoLarsIC(criterion="bic").fit(data[:, cov] * scale, data[:, target])
         weights[cov, target] = lasso.coef_ * scale
-    return Result(adjacency=(weights != 0).astype(int), order=order, runtime_s=time.perf_counter() - runtime_from)
+    return CausalResult(adjacency=(weights != 0).astype(int), order=order, runtime_s=time.perf_counter() - runtime_from)
 
 
 def r2_coefficients(data: np.ndarray) -> np.ndarray:

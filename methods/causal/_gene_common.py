@@ -32,7 +32,7 @@ import torch
 from scipy.stats import chi2
 
 from bench.context import RunContext
-from tasks.causal import Problem, Result
+from tasks.causal import CausalProblem, CausalResult
 
 Key = tuple[int, frozenset]
 
@@ -292,12 +292,12 @@ def forward_selection(fits: MLPFits, order: Sequence[int], threshold: float) -> 
     return _select(fits, order, lambda preds: frozenset(), step)
 
 
-def solve_pruned(problem: Problem, config: PruningConfig, ctx: RunContext) -> Result:
+def solve_pruned(problem: CausalProblem, config: PruningConfig, ctx: RunContext) -> CausalResult:
     """GENE with Algorithm 2's least pruning at θ = config.theta."""
     return run_gene(problem, config, ctx, lambda fits, order: least_pruning(fits, order, config.theta))
 
 
-def run_gene(problem: Problem, config: GeneConfig, ctx: RunContext, select: Callable) -> Result:
+def run_gene(problem: CausalProblem, config: GeneConfig, ctx: RunContext, select: Callable) -> CausalResult:
     """Order search from a random permutation, then `select(fits, order)` for the parents."""
     t0 = time.perf_counter()
     fits = MLPFits(problem.data, config, ctx.torch_generator)
@@ -306,4 +306,4 @@ def run_gene(problem: Problem, config: GeneConfig, ctx: RunContext, select: Call
     order, _ = greedy_order_search(fitness, start, config.max_sweeps, config.batch, ctx)
     adj = select(fits, order)
     ctx.log(0, regressions=len(fits.cache))
-    return Result(adjacency=adj, order=np.asarray(order), runtime_s=time.perf_counter() - t0)
+    return CausalResult(adjacency=adj, order=np.asarray(order), runtime_s=time.perf_counter() - t0)

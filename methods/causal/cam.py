@@ -27,7 +27,7 @@ from scipy.stats import f as f_dist
 from bench.context import RunContext
 from bench.registry import method
 from methods.causal import _common
-from tasks.causal import Problem, Result, ancestors_matrix, topological_order
+from tasks.causal import CausalProblem, CausalResult, ancestors_matrix, topological_order
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ def prune(data: np.ndarray, bases: list[np.ndarray], adj: np.ndarray, cutoff: fl
 
 
 @method(family="causal", config=Config)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: CausalProblem, config: Config, ctx: RunContext) -> CausalResult:
     t0 = time.perf_counter()
     bases = _common.spline_bases(problem.data, config.n_basis)
     max_parents = max(1, min(problem.d - 1, round(problem.n / 20)))
@@ -92,4 +92,4 @@ def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     order = np.asarray(topological_order(adj))
     if config.pruning:
         adj = prune(problem.data, bases, adj, config.cutoff)
-    return Result(adjacency=adj, order=order, runtime_s=time.perf_counter() - t0)
+    return CausalResult(adjacency=adj, order=order, runtime_s=time.perf_counter() - t0)

@@ -17,7 +17,7 @@ import numpy as np
 
 from bench.context import RunContext
 from bench.registry import method
-from tasks.causal import Problem, Result
+from tasks.causal import CausalProblem, CausalResult
 
 
 @dataclass(frozen=True)
@@ -30,10 +30,10 @@ class Config:
 
 
 @method(family="causal", config=Config)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: CausalProblem, config: Config, ctx: RunContext) -> CausalResult:
     t0 = time.perf_counter()
     model = lingam.DirectLiNGAM(random_state=int(ctx.rng.integers(2**31)), measure=config.measure)
     model.fit(problem.data)
     adj = (np.abs(model.adjacency_matrix_.T) > 0).astype(int)
     np.fill_diagonal(adj, 0)
-    return Result(adjacency=adj, order=np.asarray(model.causal_order_), runtime_s=time.perf_counter() - t0)
+    return CausalResult(adjacency=adj, order=np.asarray(model.causal_order_), runtime_s=time.perf_counter() - t0)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from bench.context import RunContext
 from bench.registry import method
 from methods.causal import _gene_common
-from tasks.causal import Problem, Result
+from tasks.causal import CausalProblem, CausalResult
 
 # a short run, for the conformance suite (tests/test_conformance.py)
 SMOKE = {"epochs": 5, "max_sweeps": 1}
@@ -36,5 +36,5 @@ class Config(_gene_common.PruningConfig):
 
 
 @method(family="causal", config=Config, smoke=SMOKE)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: CausalProblem, config: Config, ctx: RunContext) -> CausalResult:
     return _gene_common.solve_pruned(problem, config, ctx)

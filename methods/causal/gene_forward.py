@@ -18,7 +18,7 @@ from functools import partial
 from bench.context import RunContext
 from bench.registry import method
 from methods.causal import _gene_common
-from tasks.causal import Problem, Result
+from tasks.causal import CausalProblem, CausalResult
 
 # a short run, for the conformance suite (tests/test_conformance.py)
 SMOKE = {"epochs": 5, "max_sweeps": 1}
@@ -35,6 +35,6 @@ class Config(_gene_common.GeneConfig):
 
 
 @method(family="causal", config=Config, smoke=SMOKE)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: CausalProblem, config: Config, ctx: RunContext) -> CausalResult:
     select = partial(_gene_common.forward_selection, threshold=config.threshold)
     return _gene_common.run_gene(problem, config, ctx, select)

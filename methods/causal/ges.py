@@ -18,7 +18,7 @@ from causallearn.search.ScoreBased.GES import ges
 from bench.context import RunContext
 from bench.registry import method
 from methods.causal import _common
-from tasks.causal import Problem, Result
+from tasks.causal import CausalProblem, CausalResult
 
 SCORES = ("local_score_BIC", "local_score_CV_general", "local_score_marginal_general")
 
@@ -33,7 +33,7 @@ class Config:
 
 
 @method(family="causal", config=Config)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: CausalProblem, config: Config, ctx: RunContext) -> CausalResult:
     t0 = time.perf_counter()
     record = ges(problem.data, score_func=config.score_func)
-    return Result(adjacency=_common.from_causallearn(record["G"].graph), runtime_s=time.perf_counter() - t0)
+    return CausalResult(adjacency=_common.from_causallearn(record["G"].graph), runtime_s=time.perf_counter() - t0)

@@ -27,7 +27,7 @@ import torch
 
 from bench.context import RunContext
 from bench.registry import method
-from tasks.causal import Problem, Result
+from tasks.causal import CausalProblem, CausalResult
 
 # a short run, for the conformance suite (tests/test_conformance.py)
 SMOKE = {"max_iter": 2, "max_inner": 20, "rho_max": 1000.0}
@@ -114,7 +114,7 @@ def _h_value(model: _Model, flat: np.ndarray) -> tuple[float, np.ndarray]:
 
 
 @method(family="causal", config=Config, smoke=SMOKE)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: CausalProblem, config: Config, ctx: RunContext) -> CausalResult:
     t0 = time.perf_counter()
     model = _Model(problem.d, config.hidden, ctx.torch_generator)
     x = torch.as_tensor(problem.data, dtype=torch.float64)
@@ -136,4 +136,4 @@ def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     _, weights = _h_value(model, flat)
     adj = (weights >= config.w_threshold).astype(int)
     np.fill_diagonal(adj, 0)
-    return Result(adjacency=adj, runtime_s=time.perf_counter() - t0)
+    return CausalResult(adjacency=adj, runtime_s=time.perf_counter() - t0)

@@ -10,7 +10,7 @@ reversals to remove, measurably at the claims' ten graphs (`controls:`; docs/pap
 `shuffle`: the null. A uniformly random permutation of the variables (the run's method stream) replaces the true
 order, with the same pruning; it carries no order information and must not beat CAM.
 
-Fidelity: not a paper's method (a control of our world); reads the true adjacency (`Problem.adjacency`), which
+Fidelity: not a paper's method (a control of our world); reads the true adjacency (`CausalProblem.adjacency`), which
 every causal task carries for its score.
 """
 
@@ -24,7 +24,7 @@ import numpy as np
 from bench.context import RunContext
 from bench.registry import method
 from methods.causal import _common
-from tasks.causal import Problem, Result, topological_order
+from tasks.causal import CausalProblem, CausalResult, topological_order
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class Config:
 
 @method(family="causal", config=Config,
         reference="reads the generator's true topological order: the world's positive control")
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: CausalProblem, config: Config, ctx: RunContext) -> CausalResult:
     t0 = time.perf_counter()
     order = (ctx.rng.permutation(problem.d) if config.shuffle
              else np.asarray(topological_order(problem.adjacency), dtype=int))

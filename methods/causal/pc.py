@@ -18,7 +18,7 @@ from causallearn.search.ConstraintBased.PC import pc
 from bench.context import RunContext
 from bench.registry import method
 from methods.causal import _common
-from tasks.causal import Problem, Result
+from tasks.causal import CausalProblem, CausalResult
 
 CI_TESTS = ("fisherz", "kci", "rcit", "fastkci")
 
@@ -36,7 +36,7 @@ class Config:
 
 
 @method(family="causal", config=Config)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: CausalProblem, config: Config, ctx: RunContext) -> CausalResult:
     t0 = time.perf_counter()
     graph = pc(problem.data, alpha=config.alpha, indep_test=config.ci_test, stable=True, show_progress=False)
-    return Result(adjacency=_common.from_causallearn(graph.G.graph), runtime_s=time.perf_counter() - t0)
+    return CausalResult(adjacency=_common.from_causallearn(graph.G.graph), runtime_s=time.perf_counter() - t0)

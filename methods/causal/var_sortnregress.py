@@ -18,7 +18,7 @@ import numpy as np
 from bench.context import RunContext
 from bench.registry import method
 from methods.causal import _common
-from tasks.causal import Problem, Result
+from tasks.causal import CausalProblem, CausalResult
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,6 @@ class Config:
 
 
 @method(family="causal", config=Config)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: CausalProblem, config: Config, ctx: RunContext) -> CausalResult:
     t0 = time.perf_counter()
     return _common.sort_regress(problem.data, np.var(problem.data, axis=0), t0)

@@ -2,21 +2,21 @@
 
 Everything here only touches what a bandit-feedback learner may see: the trajectory it sampled
 and the reward/cost values at the visited (x, a) pairs (full-feedback methods take the whole
-realised vectors through `Problem.sample_rewards/sample_costs` themselves).
+realised vectors through `CMDPProblem.sample_rewards/sample_costs` themselves).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from tasks.cmdp import Problem, occupancy
+from tasks.cmdp import CMDPProblem, occupancy
 
 
-def uniform_policy(problem: Problem) -> np.ndarray:
+def uniform_policy(problem: CMDPProblem) -> np.ndarray:
     return np.full((problem.n_states, problem.n_actions), 1.0 / problem.n_actions)
 
 
-def sample_episode(problem: Problem, policy: np.ndarray, rng: np.random.Generator) -> tuple[list, list]:
+def sample_episode(problem: CMDPProblem, policy: np.ndarray, rng: np.random.Generator) -> tuple[list, list]:
     """One trajectory (x_0, a_0, …, x_{L−1}, a_{L−1}) under π and the true (hidden) P."""
     states, actions = [], []
     x = 0
@@ -33,7 +33,7 @@ def sample_episode(problem: Problem, policy: np.ndarray, rng: np.random.Generato
 class EmpiricalModel:
     """P̂(x'|x,a) = N(x,a,x')/N(x,a); uniform over the next layer while N(x,a) = 0."""
 
-    def __init__(self, problem: Problem):
+    def __init__(self, problem: CMDPProblem):
         S, A = problem.n_states, problem.n_actions
         self.layers = problem.layers
         self.counts = np.zeros((S, A, S))

@@ -14,7 +14,7 @@ import numpy as np
 
 from bench.context import RunContext
 from methods.cmdp import _common
-from tasks.cmdp import Problem, Result
+from tasks.cmdp import CMDPProblem, CMDPResult
 
 
 class FsPodb:
@@ -55,7 +55,7 @@ class Config:
             raise ValueError("bonus_scale and share_scale must be ≥ 0")
 
 
-def run_primal_dual_po(problem: Problem, config, ctx: RunContext, constrained: bool) -> Result:
+def run_primal_dual_po(problem: CMDPProblem, config, ctx: RunContext, constrained: bool) -> CMDPResult:
     T, m, L = problem.T, problem.m, problem.n_layers
     root = np.sqrt(T)
     learner = FsPodb(problem, config.eta_scale / root, config.gamma_scale / root,
@@ -75,4 +75,4 @@ def run_primal_dual_po(problem: Problem, config, ctx: RunContext, constrained: b
         if t % 1000 == 0:
             ctx.check_deadline()
             ctx.progress(t / T)
-    return Result(policies=policies, lambdas=lambdas if constrained else None)
+    return CMDPResult(policies=policies, lambdas=lambdas if constrained else None)

@@ -25,7 +25,7 @@ import numpy as np
 from bench.context import RunContext
 from bench.registry import method
 from methods.cmdp import _common
-from tasks.cmdp import Problem, Result, flow_matrix
+from tasks.cmdp import CMDPProblem, CMDPResult, flow_matrix
 
 # a short run, for the conformance suite (tests/test_conformance.py)
 SMOKE: dict = {}
@@ -63,7 +63,7 @@ def policy_of(q: np.ndarray) -> np.ndarray:
 
 
 @method(family="cmdp", config=Config, smoke=SMOKE)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: CMDPProblem, config: Config, ctx: RunContext) -> CMDPResult:
     T, m, L = problem.T, problem.m, problem.n_layers
     model = _common.EmpiricalModel(problem)
     q = model.occupancy(_common.uniform_policy(problem))
@@ -84,4 +84,4 @@ def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
         if t % 1000 == 0:
             ctx.check_deadline()
             ctx.progress(t / T)
-    return Result(policies=policies, lambdas=lambdas)
+    return CMDPResult(policies=policies, lambdas=lambdas)

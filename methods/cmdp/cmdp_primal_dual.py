@@ -23,7 +23,7 @@ import numpy as np
 from bench.context import RunContext
 from bench.registry import method
 from methods.cmdp import _common
-from tasks.cmdp import Problem, Result
+from tasks.cmdp import CMDPProblem, CMDPResult
 
 
 # a short run, for the conformance suite (tests/test_conformance.py)
@@ -42,7 +42,7 @@ class Config:
 
 
 @method(family="cmdp", config=Config, smoke=SMOKE)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: CMDPProblem, config: Config, ctx: RunContext) -> CMDPResult:
     T, m, L = problem.T, problem.m, problem.n_layers
     pi, model = _common.uniform_policy(problem), _common.EmpiricalModel(problem)
     n = np.zeros_like(pi)
@@ -72,4 +72,4 @@ def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
         if t % 1000 == 0:
             ctx.check_deadline()
             ctx.progress(t / T)
-    return Result(policies=policies, lambdas=lambdas)
+    return CMDPResult(policies=policies, lambdas=lambdas)

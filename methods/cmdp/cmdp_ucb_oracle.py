@@ -37,7 +37,7 @@ from scipy.optimize import linprog
 from bench.context import RunContext
 from bench.registry import method
 from methods.cmdp import _common
-from tasks.cmdp import Problem, Result, flow_matrix
+from tasks.cmdp import CMDPProblem, CMDPResult, flow_matrix
 
 # a short run, for the conformance suite (tests/test_conformance.py)
 SMOKE: dict = {}
@@ -82,7 +82,7 @@ def optimistic_rewards(r_sum: np.ndarray, n: np.ndarray, T: int, scale: float) -
 
 @method(family="cmdp", config=Config, skip=skip, smoke=SMOKE,
         reference="reads the generator's kernel and cost means: the world's positive control")
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: CMDPProblem, config: Config, ctx: RunContext) -> CMDPResult:
     T, S, A = problem.T, problem.n_states, problem.n_actions
     g_true = problem.g_means[0]                               # (m, S, A), the one phase's cost means
     n, r_sum = np.zeros((S, A)), np.zeros((S, A))
@@ -103,4 +103,4 @@ def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
         if t % 1000 == 0:
             ctx.check_deadline()
             ctx.progress(t / T)
-    return Result(policies=policies, lambdas=None)
+    return CMDPResult(policies=policies, lambdas=None)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from bench.context import RunContext
 from bench.registry import method
 from methods.cmdp._fs_podb import Config, run_primal_dual_po
-from tasks.cmdp import Problem, Result
+from tasks.cmdp import CMDPProblem, CMDPResult
 
 
 # a short run, for the conformance suite (tests/test_conformance.py)
@@ -22,5 +22,5 @@ __all__ = ["Config", "solve"]
 
 
 @method(family="cmdp", config=Config, smoke=SMOKE)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: CMDPProblem, config: Config, ctx: RunContext) -> CMDPResult:
     return run_primal_dual_po(problem, config, ctx, constrained=False)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 
-from tasks.dro import Problem
+from tasks.dro import DROProblem
 
 KAPPA_RIDGE = 1e-8  # tiny ridge on the unpenalised κ in logistic fits: keeps κ finite when the data are
                     # separable along Θᵀx (the infimum is then not attained); negligible otherwise
@@ -31,7 +31,7 @@ def delta_grid(lo: float, hi: float, n: int) -> np.ndarray:
     return np.logspace(np.log10(lo), np.log10(hi), n)
 
 
-def validation_loss(problem: Problem, coef: np.ndarray) -> float:
+def validation_loss(problem: DROProblem, coef: np.ndarray) -> float:
     """Mean squared error (regression) or log-loss (classification) on the validation sample."""
     eta = problem.x_val @ coef
     if problem.kind == "classification":
@@ -39,14 +39,14 @@ def validation_loss(problem: Problem, coef: np.ndarray) -> float:
     return float(np.mean((problem.y_val - eta) ** 2))
 
 
-def select(problem: Problem, values: np.ndarray, coefs: list[np.ndarray]) -> tuple[np.ndarray, float]:
+def select(problem: DROProblem, values: np.ndarray, coefs: list[np.ndarray]) -> tuple[np.ndarray, float]:
     """The candidate with the smallest validation loss (first one on ties) and its tuning value."""
     losses = [validation_loss(problem, c) for c in coefs]
     best = int(np.argmin(losses))
     return coefs[best], float(values[best])
 
 
-def norm_p(config_p: int | None, problem: Problem) -> int:
+def norm_p(config_p: int | None, problem: DROProblem) -> int:
     p = problem.penalty_norm if config_p is None else config_p
     if p not in (1, 2):
         raise ValueError(f"p must be 1 or 2, got {p}")
@@ -179,7 +179,7 @@ def cvx_path(x, y, theta, deltas, p: int, kind: str, offset=None) -> list[np.nda
     return out
 
 
-def wdro_path(problem: Problem, theta: np.ndarray, deltas, p: int) -> list[np.ndarray]:
+def wdro_path(problem: DROProblem, theta: np.ndarray, deltas, p: int) -> list[np.ndarray]:
     """KG-WDRO strong / multi-source (Θ with M ≥ 1) or vanilla WDRO (M = 0) over a δ grid."""
     x, y = problem.x_train, problem.y_train
     if problem.kind == "regression" and p == 2:
@@ -187,7 +187,7 @@ def wdro_path(problem: Problem, theta: np.ndarray, deltas, p: int) -> list[np.nd
     return cvx_path(x, y, theta, deltas, p, problem.kind)
 
 
-def fit_wdro(problem: Problem, theta: np.ndarray, config) -> tuple[np.ndarray, float]:
+def fit_wdro(problem: DROProblem, theta: np.ndarray, config) -> tuple[np.ndarray, float]:
     """Fixed δ (config.delta) or the validation choice over the δ grid (the paper tunes on a validation set)."""
     p = norm_p(config.p, problem)
     if config.delta is not None:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from methods.dro import _common
-from tasks.dro import Problem
+from tasks.dro import DROProblem
 
 
-def pooled(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
+def pooled(problem: DROProblem) -> tuple[np.ndarray, np.ndarray]:
     """Target training sample stacked with every source sample ("oracle": all sources informative)."""
     return (np.vstack((problem.x_train, *problem.x_source)),
             np.concatenate((problem.y_train, *problem.y_source)))
@@ -51,5 +51,5 @@ def logistic_fits(x: np.ndarray, y: np.ndarray, cs: np.ndarray, p: int) -> list[
     return out
 
 
-def choose(problem: Problem, values, coefs) -> tuple[np.ndarray, float]:
+def choose(problem: DROProblem, values, coefs) -> tuple[np.ndarray, float]:
     return _common.select(problem, np.asarray(values, dtype=float), coefs)

@@ -24,7 +24,7 @@ import numpy as np
 from bench.context import RunContext
 from bench.registry import method
 from methods.dro import _common
-from tasks.dro import Problem, Result
+from tasks.dro import DROProblem, DROResult
 
 # a short run, for the conformance suite (tests/test_conformance.py)
 SMOKE = {"n_delta": 3}
@@ -39,7 +39,7 @@ class Config:
     p: int | None = None          # p of ‖β − θκ‖_p (dual of the cost's q); None: the design's
 
 
-def skip(problem: Problem, config: Config) -> str | None:
+def skip(problem: DROProblem, config: Config) -> str | None:
     if problem.num_sources != 1:
         return ("strong transfer takes one source vector; "
                 f"this instance has M = {problem.num_sources} (use kg_wdro_multi)")
@@ -47,6 +47,6 @@ def skip(problem: Problem, config: Config) -> str | None:
 
 
 @method(family="dro", config=Config, skip=skip, smoke=SMOKE)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: DROProblem, config: Config, ctx: RunContext) -> DROResult:
     coef, delta = _common.fit_wdro(problem, problem.theta, config)
-    return Result(coef=np.asarray(coef, dtype=float), tuning=delta)
+    return DROResult(coef=np.asarray(coef, dtype=float), tuning=delta)

@@ -22,7 +22,7 @@ import numpy as np
 from bench.context import RunContext
 from bench.registry import method
 from methods.dro import _common
-from tasks.dro import Problem, Result
+from tasks.dro import DROProblem, DROResult
 
 # a short run, for the conformance suite (tests/test_conformance.py)
 SMOKE = {"n_delta": 3, "n_lam": 2}
@@ -40,14 +40,14 @@ class Config:
     lam: float | None = None      # λ, a fixed weak-transfer level (skips the λ search)
 
 
-def skip(problem: Problem, config: Config) -> str | None:
+def skip(problem: DROProblem, config: Config) -> str | None:
     if problem.kind != "regression":
         return "weak transfer (Theorem 3.5) is stated for regression with p = q = 2 only"
     return None
 
 
 @method(family="dro", config=Config, skip=skip, smoke=SMOKE)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: DROProblem, config: Config, ctx: RunContext) -> DROResult:
     if config.delta is not None and config.delta < 0:
         raise ValueError(f"delta must be >= 0, got {config.delta}")
     deltas = [config.delta] if config.delta is not None else _common.delta_grid(
@@ -59,4 +59,4 @@ def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
         coefs += _common.weak_regression(problem.x_train, problem.y_train, problem.theta, deltas, lam)
         pairs += [delta for delta in deltas]
     coef, delta = _common.select(problem, np.array(pairs), coefs)
-    return Result(coef=np.asarray(coef, dtype=float), tuning=delta)
+    return DROResult(coef=np.asarray(coef, dtype=float), tuning=delta)

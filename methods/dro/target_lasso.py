@@ -16,7 +16,7 @@ import numpy as np
 from bench.context import RunContext
 from bench.registry import method
 from methods.dro import _transfer
-from tasks.dro import Problem, Result
+from tasks.dro import DROProblem, DROResult
 
 # a short run, for the conformance suite (tests/test_conformance.py)
 SMOKE = {"n_alpha": 4}
@@ -28,12 +28,12 @@ class Config:
     ratio: float = 1e-3         # α_min / α_max of the path
 
 
-def skip(problem: Problem, config: Config) -> str | None:
+def skip(problem: DROProblem, config: Config) -> str | None:
     return "the lasso is a regression method" if problem.kind != "regression" else None
 
 
 @method(family="dro", config=Config, skip=skip, smoke=SMOKE)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: DROProblem, config: Config, ctx: RunContext) -> DROResult:
     alphas, coefs = _transfer.lasso_fits(problem.x_train, problem.y_train, config.n_alpha, config.ratio)
     coef, alpha = _transfer.choose(problem, alphas, coefs)
-    return Result(coef=np.asarray(coef, dtype=float), tuning=alpha)
+    return DROResult(coef=np.asarray(coef, dtype=float), tuning=alpha)

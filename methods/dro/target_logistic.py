@@ -17,7 +17,7 @@ import numpy as np
 from bench.context import RunContext
 from bench.registry import method
 from methods.dro import _transfer
-from tasks.dro import Problem, Result
+from tasks.dro import DROProblem, DROResult
 
 # a short run, for the conformance suite (tests/test_conformance.py)
 SMOKE = {"n_c": 3}
@@ -30,13 +30,13 @@ class Config:
     n_c: int = 15               # number of grid points (log-spaced)
 
 
-def skip(problem: Problem, config: Config) -> str | None:
+def skip(problem: DROProblem, config: Config) -> str | None:
     return "logistic regression needs a classification design" if problem.kind != "classification" else None
 
 
 @method(family="dro", config=Config, skip=skip, smoke=SMOKE)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: DROProblem, config: Config, ctx: RunContext) -> DROResult:
     cs = np.logspace(np.log10(config.c_min), np.log10(config.c_max), config.n_c)
     fits = _transfer.logistic_fits(problem.x_train, problem.y_train, cs, problem.penalty_norm)
     coef, c = _transfer.choose(problem, cs, fits)
-    return Result(coef=np.asarray(coef, dtype=float), tuning=c)
+    return DROResult(coef=np.asarray(coef, dtype=float), tuning=c)

@@ -15,7 +15,7 @@ import numpy as np
 from bench.context import RunContext
 from bench.registry import method
 from methods.dro import _transfer
-from tasks.dro import Problem, Result
+from tasks.dro import DROProblem, DROResult
 
 # a short run, for the conformance suite (tests/test_conformance.py)
 SMOKE = {"n_alpha": 4}
@@ -28,12 +28,12 @@ class Config:
     n_alpha: int = 20           # number of grid points (log-spaced)
 
 
-def skip(problem: Problem, config: Config) -> str | None:
+def skip(problem: DROProblem, config: Config) -> str | None:
     return "ridge is a regression method" if problem.kind != "regression" else None
 
 
 @method(family="dro", config=Config, skip=skip, smoke=SMOKE)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: DROProblem, config: Config, ctx: RunContext) -> DROResult:
     alphas = np.logspace(np.log10(config.alpha_min), np.log10(config.alpha_max), config.n_alpha)
     coef, alpha = _transfer.choose(problem, alphas, _transfer.ridge_fits(problem.x_train, problem.y_train, alphas))
-    return Result(coef=np.asarray(coef, dtype=float), tuning=alpha)
+    return DROResult(coef=np.asarray(coef, dtype=float), tuning=alpha)

@@ -23,7 +23,7 @@ import numpy as np
 from bench.context import RunContext
 from bench.registry import method
 from methods.dro import _common, _transfer
-from tasks.dro import Problem, Result
+from tasks.dro import DROProblem, DROResult
 
 # a short run, for the conformance suite (tests/test_conformance.py)
 SMOKE = {"n_lambda": 3}
@@ -36,13 +36,13 @@ class Config:
     n_lambda: int = 10          # grid points (log-spaced)
 
 
-def skip(problem: Problem, config: Config) -> str | None:
+def skip(problem: DROProblem, config: Config) -> str | None:
     return ("Trans-GLM here is the logistic family; needs a classification design"
             if problem.kind != "classification" else None)
 
 
 @method(family="dro", config=Config, skip=skip, smoke=SMOKE)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: DROProblem, config: Config, ctx: RunContext) -> DROResult:
     lambdas = _common.delta_grid(config.lambda_min, config.lambda_max, config.n_lambda)
     x_pool, y_pool = _transfer.pooled(problem)
     cs = 1.0 / (y_pool.size * lambdas)
@@ -51,4 +51,4 @@ def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     no_knowledge = np.zeros((problem.dim, 0))
     deltas = _common.cvx_path(x, y, no_knowledge, lambdas, 1, "classification", offset=x @ w)
     coef, lam = _transfer.choose(problem, lambdas, [w + d for d in deltas])
-    return Result(coef=np.asarray(coef, dtype=float), tuning=lam)
+    return DROResult(coef=np.asarray(coef, dtype=float), tuning=lam)

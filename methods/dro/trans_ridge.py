@@ -22,7 +22,7 @@ import numpy as np
 from bench.context import RunContext
 from bench.registry import method
 from methods.dro import _transfer
-from tasks.dro import Problem, Result
+from tasks.dro import DROProblem, DROResult
 
 # a short run, for the conformance suite (tests/test_conformance.py)
 SMOKE = {"n_alpha": 4}
@@ -35,12 +35,12 @@ class Config:
     n_alpha: int = 20           # grid points (log-spaced)
 
 
-def skip(problem: Problem, config: Config) -> str | None:
+def skip(problem: DROProblem, config: Config) -> str | None:
     return "Trans-Ridge is a regression method" if problem.kind != "regression" else None
 
 
 @method(family="dro", config=Config, skip=skip, smoke=SMOKE)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: DROProblem, config: Config, ctx: RunContext) -> DROResult:
     # imported on use: the leaderboard imports method modules for their Configs only
     from sklearn.linear_model import RidgeCV
 
@@ -50,4 +50,4 @@ def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
     x, y = problem.x_train, problem.y_train
     deltas = _transfer.ridge_fits(x, y - x @ w, alphas)
     coef, alpha = _transfer.choose(problem, alphas, [w + d for d in deltas])
-    return Result(coef=np.asarray(coef, dtype=float), tuning=alpha)
+    return DROResult(coef=np.asarray(coef, dtype=float), tuning=alpha)

@@ -20,7 +20,7 @@ import numpy as np
 from bench.context import RunContext
 from bench.registry import method
 from methods.dro import _common
-from tasks.dro import Problem, Result
+from tasks.dro import DROProblem, DROResult
 
 # a short run, for the conformance suite (tests/test_conformance.py)
 SMOKE = {"n_delta": 3}
@@ -36,7 +36,7 @@ class Config:
 
 
 @method(family="dro", config=Config, smoke=SMOKE)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: DROProblem, config: Config, ctx: RunContext) -> DROResult:
     no_knowledge = np.zeros((problem.dim, 0))
     coef, delta = _common.fit_wdro(problem, no_knowledge, config)
-    return Result(coef=np.asarray(coef, dtype=float), tuning=delta)
+    return DROResult(coef=np.asarray(coef, dtype=float), tuning=delta)

@@ -4,8 +4,9 @@ Not a registered method (leading underscore). Holds what the four projected-SGD 
 DiceSGD would otherwise each copy: the clipping operator clip_c, the projection onto X, the
 step-size rules, the DP noise calibration, the pre-drawn randomness and the log-spaced recording
 of iterates, plus the projected (clipped) SGD loop itself (the paper's PCSGD box), which SGD, PCSGD and the
-two constant-step variants share. Every gradient is drawn through the problem's sampler (`Problem.sampler()`, which
-counts the draws) and every iterate is recorded there, so the rate curve's x-axis is the task's count of samples.
+two constant-step variants share. Every gradient is drawn through the problem's sampler
+(`PerformativeProblem.sampler()`, which counts the draws) and every iterate is recorded there, so the rate curve's
+x-axis is the task's count of samples.
 
 Speed: every loop here is written once against "vectors" that are Python floats when the problem
 has dim == 1 and a `scalar_gradient` fast path (then `norm` is `abs`), and numpy arrays
@@ -22,7 +23,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from bench.context import RunContext, log_spaced_steps
-from tasks.performative import Problem, Result, Sampler
+from tasks.performative import PerformativeProblem, PerformativeResult, Sampler
 
 Vector = Any  # a Python float (dim 1 fast path) or a (d,) numpy array
 
@@ -82,7 +83,7 @@ def dp_sigma(sensitivity: float, T: int, m: int, epsilon: float, delta: float) -
     return sensitivity * math.sqrt(T * math.log(1.0 / delta)) / (m * epsilon)
 
 
-def noise_std(config: Any, sensitivity: float, problem: Problem) -> float:
+def noise_std(config: Any, sensitivity: float, problem: PerformativeProblem) -> float:
     """σ of the injected Gaussian noise ζ: config.sigma, or σ_DP when config.epsilon is set."""
     if config.epsilon is None:
         return config.sigma
@@ -119,7 +120,7 @@ class ConstantStepConfig:
         validate(self)
 
 
-def skip_unless_contracting(problem: Problem, config: Any) -> str | None:
+def skip_unless_contracting(problem: PerformativeProblem, config: Any) -> str | None:
     """Steps built on μ̃ need μ̃ > 0 (β < μ/L); otherwise there is no PS point to converge to."""
     if problem.shifted_modulus <= 0:
         return f"needs shifted modulus μ̃ = μ − Lβ > 0, the instance has μ̃ = {problem.shifted_modulus:.4g}"
@@ -140,7 +141,7 @@ class Stream:
     noise: Sequence[Vector]                    # (T, d) σ·ζ_{t+1}, ζ ~ N(0, I)
 
 
-def draw(problem: Problem, T: int, sigma: float, rng: np.random.Generator) -> Stream:
+def draw(problem: PerformativeProblem, T: int, sigma: float, rng: np.random.Generator) -> Stream:
     """Take the run's sampler from the problem and pre-draw sample indices and noise; floats when dim == 1 and the
     problem has a fast path.
 
@@ -179,25 +180,26 @@ class Recorder:
         self.ctx.progress(t / self.T)
         self.ctx.check_deadline()
 
-    def result(self, theta: Vector, declared: dict[str, float] | None = None) -> Result:
-        """The run's Result: θ_T, a copy of the sampler's record, and the configuration declared for the scorer."""
+    def result(self, theta: Vector, declared: dict[str, float] | None = None) -> PerformativeResult:
+        """The run's PerformativeResult: θ_T, a copy of the sampler's record, and the configuration declared for the
+        scorer."""
         steps, iterates = self.sampler.record_arrays()  # (K,), (K, d)
-        return Result(theta=np.array(theta, dtype=float).reshape(-1), steps=steps, iterates=iterates,
+        return PerformativeResult(theta=np.array(theta, dtype=float).reshape(-1), steps=steps, iterates=iterates,
                       declared=dict(declared or {}))
 
 
 # ---- the projected (clipped) SGD loop ------------------------------------------------------------
 
-def projected_sgd(problem: Problem, steps: Sequence[float], c: float, sigma: float,
-                  ctx: RunContext) -> Result:
+def projected_sgd(problem: PerformativeProblem, steps: Sequence[float], c: float, sigma: float,
+                  ctx: RunContext) -> PerformativeResult:
     """PCSGD with greedy deployment (the paper's PCSGD box), T = len(steps):
 
         Z_{t+1} ~ D(θ_t),  ζ_{t+1} ~ N(0, σ²I)
         θ_{t+1} = Proj_X(θ_t − γ_{t+1}·(clip_c(∇ℓ(θ_t; Z_{t+1})) + ζ_{t+1}))
 
-    c = math.inf is plain projected SGD (the paper's SGD baseline): its Result declares nothing (unbiased). A finite c
-    is the clipped variants' Config field `c`, declared as such ({"c": c}) for the scorer's θ_∞(c); the harness
-    checks it against the cell's config.
+    c = math.inf is plain projected SGD (the paper's SGD baseline): its PerformativeResult declares nothing
+    (unbiased). A finite c is the clipped variants' Config field `c`, declared as such ({"c": c}) for the scorer's
+    θ_∞(c); the harness checks it against the cell's config.
     """
     T = len(steps)
     s = draw(problem, T, sigma, ctx.rng)
@@ -212,7 +214,8 @@ def projected_sgd(problem: Problem, steps: Sequence[float], c: float, sigma: flo
     return recorder.result(theta, declared=None if math.isinf(c) else {"c": c})
 
 
-def constant_step_pcsgd(problem: Problem, config: Any, modulus: float, ctx: RunContext) -> Result:
+def constant_step_pcsgd(problem: PerformativeProblem, config: Any, modulus: float,
+                        ctx: RunContext) -> PerformativeResult:
     """PCSGD with the constant step built on `modulus` (μ̃ for "Opt", μ for "Non-Opt", remedy 1)."""
     sigma = noise_std(config, config.c, problem)  # sensitivity of a clipped gradient: c
     second_moment = config.c**2 + problem.dim * sigma**2  # c1 = c² + dσ²

@@ -10,7 +10,7 @@ Remedies", arXiv 2404.10995, remedy 2 (the authors' DiceSGD box); DiceSGD itself
     e_{t+1} = e_t + g − v                             (the clipped-off part is fed back later)
 
 At a stationary point E[v] = 0 and E[g] = E[v] (e stays bounded), so E_{D(θ)} ∇ℓ(θ; Z) = 0:
-the limit is θ_PS itself, reached at O(1/t) (strongly convex case): the Result declares no clip threshold.
+the limit is θ_PS itself, reached at O(1/t) (strongly convex case): the PerformativeResult declares no clip threshold.
 The last iterate is returned.
 
 Fidelity: reconstructed. UNVERIFIED: C1 = 1 (= the PCSGD threshold c) and C2 = 2 = 2c. Zhang et
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from bench.context import RunContext
 from bench.registry import method
 from methods.performative import _common
-from tasks.performative import Problem, Result
+from tasks.performative import PerformativeProblem, PerformativeResult
 
 
 # a short run, for the conformance suite (tests/test_conformance.py)
@@ -54,7 +54,7 @@ class Config:
 
 
 @method(family="performative", config=Config, skip=_common.skip_unless_contracting, smoke=SMOKE)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: PerformativeProblem, config: Config, ctx: RunContext) -> PerformativeResult:
     sigma = _common.noise_std(config, config.C1 + config.C2, problem)  # ‖v‖ ≤ C1 + C2
     steps = _common.decreasing_steps(config.T, config.step_scale, config.step_offset, problem.shifted_modulus)
     s = _common.draw(problem, config.T, sigma, ctx.rng)

@@ -7,8 +7,8 @@ Remedies", arXiv 2404.10995, Algorithm PCSGD (poster and project page):
     θ_{t+1} = Proj_X(θ_t − γ_{t+1}·(clip_c(∇ℓ(θ_t; Z_{t+1})) + ζ_{t+1})),  clip_c(g) = min{1, c/‖g‖}·g
 
 With decreasing steps it converges at O(1/t) to the biased limit θ_∞(c), the root of the clipped
-mean field E_{Z∼D(θ)} clip_c(∇ℓ(θ; Z)) = 0 (Theorems 1–2); the Result declares {"c": c} (its Config field) so
-the scorer knows which limit to expect, and the harness checks the declaration against the cell's config.
+mean field E_{Z∼D(θ)} clip_c(∇ℓ(θ; Z)) = 0 (Theorems 1–2); the PerformativeResult declares {"c": c} (its Config
+field) so the scorer knows which limit to expect, and the harness checks the declaration against the cell's config.
 
 Fidelity: the update is the paper's (poster: with ζ; the project-page box omits it, i.e. σ = 0).
 UNVERIFIED (our hypotheses, docs/papers/clipped-sgd-performative.md): the schedule
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from bench.context import RunContext
 from bench.registry import method
 from methods.performative import _common
-from tasks.performative import Problem, Result
+from tasks.performative import PerformativeProblem, PerformativeResult
 
 
 # a short run, for the conformance suite (tests/test_conformance.py)
@@ -45,7 +45,7 @@ class Config:
 
 
 @method(family="performative", config=Config, skip=_common.skip_unless_contracting, smoke=SMOKE)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: PerformativeProblem, config: Config, ctx: RunContext) -> PerformativeResult:
     sigma = _common.noise_std(config, config.c, problem)  # sensitivity of a clipped gradient: c
     steps = _common.decreasing_steps(config.T, config.step_scale, config.step_offset, problem.shifted_modulus)
     return _common.projected_sgd(problem, steps, config.c, sigma, ctx)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from bench.context import RunContext
 from bench.registry import method
 from methods.performative import _common
-from tasks.performative import Problem, Result
+from tasks.performative import PerformativeProblem, PerformativeResult
 
 
 # a short run, for the conformance suite (tests/test_conformance.py)
@@ -26,12 +26,12 @@ SMOKE = {"T": 500}
 Config = _common.ConstantStepConfig
 
 
-def skip(problem: Problem, config: Config) -> str | None:
+def skip(problem: PerformativeProblem, config: Config) -> str | None:
     if problem.mu <= 0:
         return f"needs strong convexity μ > 0, the instance has μ = {problem.mu:.4g}"
     return None
 
 
 @method(family="performative", config=Config, skip=skip, smoke=SMOKE)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: PerformativeProblem, config: Config, ctx: RunContext) -> PerformativeResult:
     return _common.constant_step_pcsgd(problem, config, problem.mu, ctx)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from bench.context import RunContext
 from bench.registry import method
 from methods.performative import _common
-from tasks.performative import Problem, Result
+from tasks.performative import PerformativeProblem, PerformativeResult
 
 
 # a short run, for the conformance suite (tests/test_conformance.py)
@@ -28,5 +28,5 @@ Config = _common.ConstantStepConfig
 
 
 @method(family="performative", config=Config, skip=_common.skip_unless_contracting, smoke=SMOKE)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: PerformativeProblem, config: Config, ctx: RunContext) -> PerformativeResult:
     return _common.constant_step_pcsgd(problem, config, problem.shifted_modulus, ctx)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from bench.context import RunContext
 from bench.registry import method
 from methods.performative import _common
-from tasks.performative import Problem, Result
+from tasks.performative import PerformativeProblem, PerformativeResult
 
 
 # a short run, for the conformance suite (tests/test_conformance.py)
@@ -41,7 +41,7 @@ class Config:
 
 
 @method(family="performative", config=Config, skip=_common.skip_unless_contracting, smoke=SMOKE)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: PerformativeProblem, config: Config, ctx: RunContext) -> PerformativeResult:
     sigma = _common.noise_std(config, problem.gradient_bound, problem)  # sensitivity G
     steps = _common.decreasing_steps(config.T, config.step_scale, config.step_offset, problem.shifted_modulus)
     return _common.projected_sgd(problem, steps, math.inf, sigma, ctx)

@@ -22,7 +22,7 @@ from typing import Callable
 
 import numpy as np
 
-from tasks.saddle import Oracle, Problem, effective_smoothness
+from tasks.saddle import Oracle, SaddleProblem, effective_smoothness
 
 Vec = np.ndarray
 
@@ -37,7 +37,7 @@ def _div(num: float, den: float) -> float:
     return math.inf if den == 0 else num / den
 
 
-def operator_lipschitz(problem: Problem) -> float:
+def operator_lipschitz(problem: SaddleProblem) -> float:
     """L_G ≤ max(L_x, L_y) + L_xy for G(z) = (∇f(x) + Bᵀy, ∇g(y) − Bx)."""
     return max(problem.L_x, problem.L_y) + problem.L_xy
 
@@ -72,7 +72,7 @@ class View:
         return (v, u) if self.swapped else (u, v)
 
 
-def view(problem: Problem, oracle: Oracle, swapped: bool = False) -> View:
+def view(problem: SaddleProblem, oracle: Oracle, swapped: bool = False) -> View:
     p = problem
     if not swapped:
         return View(oracle.grad_f, oracle.grad_g, oracle.B, oracle.BT, p.x0.copy(), p.y0.copy(),

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from bench.context import RunContext
 from bench.registry import method
 from methods.saddle import _common
-from tasks.saddle import Problem, Result
+from tasks.saddle import SaddleProblem, SaddleResult
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class Config:
             raise ValueError(f"beta_factor must be > 0, got {self.beta_factor}")
 
 
-def skip(problem: Problem, config: Config) -> str | None:
+def skip(problem: SaddleProblem, config: Config) -> str | None:
     p = problem
     if (p.mu_x > 0 and p.mu_y > 0) or (p.mu_x > 0 and p.mu_xy > 0) or (p.mu_y > 0 and p.mu_yx > 0) \
             or (p.mu_xy > 0 and p.mu_yx > 0):
@@ -55,7 +55,7 @@ def skip(problem: Problem, config: Config) -> str | None:
 
 
 @method(family="saddle", config=Config, skip=skip)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: SaddleProblem, config: Config, ctx: RunContext) -> SaddleResult:
     p = problem
     prm = _common.apdg_parameters(p.L_x, p.mu_x, p.L_y, p.mu_y, p.L_xy, p.mu_xy, p.mu_yx, config.beta_factor)
     oracle = p.oracle(ctx, config.max_calls)

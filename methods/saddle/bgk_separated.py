@@ -60,7 +60,7 @@ from dataclasses import dataclass
 from bench.context import RunContext
 from bench.registry import method
 from methods.saddle import _common
-from tasks.saddle import Problem, Result, effective_smoothness
+from tasks.saddle import SaddleProblem, SaddleResult, effective_smoothness
 
 SIDES = ("auto", "x", "y", "none")
 
@@ -83,7 +83,7 @@ class Config:
             raise ValueError("degree_factor and beta_factor must be > 0")
 
 
-def choose_side(problem: Problem, side: str = "auto") -> str:
+def choose_side(problem: SaddleProblem, side: str = "auto") -> str:
     """'y', 'x' or 'none' (point 4 of the module docstring)."""
     p = problem
     if side != "auto":
@@ -104,7 +104,7 @@ class Plan:
     params: _common.APDGParams
 
 
-def plan(problem: Problem, config: Config) -> Plan:
+def plan(problem: SaddleProblem, config: Config) -> Plan:
     """Side, Chebyshev degree and the APDG parameters of the preconditioned problem."""
     p = problem
     side = choose_side(p, config.side)
@@ -131,7 +131,7 @@ def plan(problem: Problem, config: Config) -> Plan:
     return Plan(side, n, eps, prm(L_u, mu_u, L_v_t, mu_v_t, L_k, mu_kv, mu_ku, config.beta_factor))
 
 
-def skip(problem: Problem, config: Config) -> str | None:
+def skip(problem: SaddleProblem, config: Config) -> str | None:
     try:
         plan(problem, config)
     except ValueError as exc:
@@ -140,7 +140,7 @@ def skip(problem: Problem, config: Config) -> str | None:
 
 
 @method(family="saddle", config=Config, skip=skip)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: SaddleProblem, config: Config, ctx: RunContext) -> SaddleResult:
     pl = plan(problem, config)
     oracle = problem.oracle(ctx, config.max_calls)
     v_ = _common.view(problem, oracle, swapped=pl.side == "x")

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from bench.context import RunContext
 from bench.registry import method
 from methods.saddle import _common
-from tasks.saddle import Problem, Result
+from tasks.saddle import SaddleProblem, SaddleResult
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class Config:
             raise ValueError(f"degree_factor must be > 0, got {self.degree_factor}")
 
 
-def skip(problem: Problem, config: Config) -> str | None:
+def skip(problem: SaddleProblem, config: Config) -> str | None:
     p = problem
     if p.L_y > 0:
         return f"OPAPC solves min f(x) s.t. Bx = b (g affine, L_y = 0); this instance has L_y = {p.L_y:g}"
@@ -60,7 +60,7 @@ def skip(problem: Problem, config: Config) -> str | None:
 
 
 @method(family="saddle", config=Config, skip=skip)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: SaddleProblem, config: Config, ctx: RunContext) -> SaddleResult:
     p = problem
     low, high = p.mu_xy**2, p.L_xy**2
     n = _common.chebyshev_degree(low, high, config.degree_factor)

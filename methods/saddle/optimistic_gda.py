@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from bench.context import RunContext
 from bench.registry import method
 from methods.saddle import _common
-from tasks.saddle import Problem, Result
+from tasks.saddle import SaddleProblem, SaddleResult
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class Config:
 
 
 @method(family="saddle", config=Config)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: SaddleProblem, config: Config, ctx: RunContext) -> SaddleResult:
     eta = config.step_scale / (4.0 * _common.operator_lipschitz(problem))
     oracle = problem.oracle(ctx, config.max_calls)
     x, y = problem.x0.copy(), problem.y0.copy()

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from bench.context import RunContext
 from bench.registry import method
 from methods.saddle import _common
-from tasks.saddle import Problem, Result
+from tasks.saddle import SaddleProblem, SaddleResult
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class Config:
 
 
 @method(family="saddle", config=Config)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: SaddleProblem, config: Config, ctx: RunContext) -> SaddleResult:
     p = problem
     tau = config.step_scale / (2 * p.L_x + 2 * p.L_xy)
     sigma = config.step_scale / (2 * p.L_y + 2 * p.L_xy)

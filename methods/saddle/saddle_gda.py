@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from bench.context import RunContext
 from bench.registry import method
 from methods.saddle import _common
-from tasks.saddle import Problem, Result
+from tasks.saddle import SaddleProblem, SaddleResult
 
 
 @dataclass(frozen=True)
@@ -36,13 +36,13 @@ class Config:
             raise ValueError(f"step_scale must be > 0, got {self.step_scale}")
 
 
-def skip(problem: Problem, config: Config) -> str | None:
+def skip(problem: SaddleProblem, config: Config) -> str | None:
     if problem.L_x == 0 and problem.L_y == 0:
         return "GDA diverges on the pure bilinear game (f, g affine: G is skew, |1 − iησ| > 1 for every η)"
     return None
 
 
-def step_size(problem: Problem, config: Config) -> float:
+def step_size(problem: SaddleProblem, config: Config) -> float:
     p = problem
     m = min(p.mu_x, p.mu_y)
     if m <= 0:
@@ -51,7 +51,7 @@ def step_size(problem: Problem, config: Config) -> float:
 
 
 @method(family="saddle", config=Config, skip=skip)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: SaddleProblem, config: Config, ctx: RunContext) -> SaddleResult:
     eta = step_size(problem, config)
     oracle = problem.oracle(ctx, config.max_calls)
     x, y = problem.x0.copy(), problem.y0.copy()

@@ -24,8 +24,8 @@ import torch
 
 from bench.context import RunContext
 from methods.verification._bounds import BOUNDS
-from tasks.verification import (FALSE_, TRUE_, And, InputSpace, Problem, Result, decide, interval, one_thread,
-                                sat_bounds, split_input_bounds, uses_outputs)
+from tasks.verification import (FALSE_, TRUE_, And, InputSpace, VerificationProblem, VerificationResult, decide,
+                                interval, one_thread, sat_bounds, split_input_bounds, uses_outputs)
 
 RTOL = 1e-5  # a generator is finished when ub − lb <= RTOL·ub (probspecs' default)
 
@@ -92,7 +92,7 @@ def root_box(space: InputSpace, bounds) -> tuple[np.ndarray, np.ndarray]:
 class ProbabilityBounds:
     """Anytime bounds on P(φ) under the problem's population (one generator, the branch-and-bound loop)."""
 
-    def __init__(self, problem: Problem, event, bound: Callable, select: Callable, split: Callable,
+    def __init__(self, problem: VerificationProblem, event, bound: Callable, select: Callable, split: Callable,
                  batch_size: int, rng: np.random.Generator):
         self.problem, self.bound, self.select, self.split = problem, bound, select, split
         self.batch_size, self.rng = batch_size, rng
@@ -167,7 +167,7 @@ class Budget:
 
 
 @one_thread
-def verify(problem: Problem, make: Callable, budget: Budget, ctx: RunContext) -> Result:
+def verify(problem: VerificationProblem, make: Callable, budget: Budget, ctx: RunContext) -> VerificationResult:
     """PV's top level (Verifier.verify / .bound): generators in lock-step, decided after each step."""
     start = time.perf_counter()
     gens = {}
@@ -191,11 +191,11 @@ def verify(problem: Problem, make: Callable, budget: Budget, ctx: RunContext) ->
             g.step()
         it += 1
         ctx.progress(max(it / budget.max_iterations, elapsed / budget.time_limit_s))
-    return Result(verdict, bounds, target, it, time.perf_counter() - start)
+    return VerificationResult(verdict, bounds, target, it, time.perf_counter() - start)
 
 
-def branch_and_bound(problem: Problem, config, ctx: RunContext, *, bound: Callable, select: Callable,
-                     split: Callable) -> Result:
+def branch_and_bound(problem: VerificationProblem, config, ctx: RunContext, *, bound: Callable, select: Callable,
+                     split: Callable) -> VerificationResult:
     """`verify` with one ProbabilityBounds per event, from a Config with batch_size and the budget."""
     def make(event):
         return ProbabilityBounds(problem, event, bound, select, split, config.batch_size, ctx.rng)

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from bench.context import RunContext
 from bench.registry import method
-from tasks.verification import Problem, Result, decide, exact_probabilities, interval, one_thread
+from tasks.verification import (VerificationProblem, VerificationResult, decide, exact_probabilities, interval,
+                                one_thread)
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class Config:
             raise ValueError("max_points and chunk must be >= 1")
 
 
-def skip(problem: Problem, config: Config) -> str | None:
+def skip(problem: VerificationProblem, config: Config) -> str | None:
     if not problem.population.discrete:
         return "enumeration needs a discrete input space; this one has continuous variables"
     if problem.population.support_size() > config.max_points:
@@ -40,10 +41,10 @@ def skip(problem: Problem, config: Config) -> str | None:
 
 @method(family="verification", config=Config, skip=skip)
 @one_thread
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: VerificationProblem, config: Config, ctx: RunContext) -> VerificationResult:
     start = time.perf_counter()
     values = exact_probabilities(problem.network, problem.population, problem.probabilities,
                                  ctx.check_deadline, config.chunk)
     bounds = {name: (v, v) for name, v in values.items()}
     verdict = decide(problem.spec, bounds) if problem.spec is not None else None
-    return Result(verdict, bounds, interval(problem.target, bounds), 1, time.perf_counter() - start)
+    return VerificationResult(verdict, bounds, interval(problem.target, bounds), 1, time.perf_counter() - start)

@@ -25,7 +25,8 @@ from scipy import stats
 from bench.context import RunContext
 from bench.registry import method
 from methods.verification._bab import flatten, root_box
-from tasks.verification import And, Problem, Result, decide, holds, interval, one_thread, split_input_bounds
+from tasks.verification import (And, VerificationProblem, VerificationResult, decide, holds, interval, one_thread,
+                                split_input_bounds)
 
 SMOKE = {"max_samples": 20_000}
 
@@ -55,13 +56,13 @@ def clopper_pearson(k: np.ndarray, n: np.ndarray, delta: float) -> tuple[np.ndar
     return np.nan_to_num(lo, nan=0.0), np.nan_to_num(hi, nan=1.0)
 
 
-def _given_box(problem: Problem, p):
+def _given_box(problem: VerificationProblem, p):
     """The box of ψ's input-bound conjuncts: samples come from D conditioned on it."""
     _, bounds = split_input_bounds(And(tuple(flatten(p.given))))
     return root_box(problem.population.space, bounds)
 
 
-def _count(problem: Problem, probs, boxes, n: int, chunk: int, rng) -> tuple[np.ndarray, np.ndarray]:
+def _count(problem: VerificationProblem, probs, boxes, n: int, chunk: int, rng) -> tuple[np.ndarray, np.ndarray]:
     """(hits in φ ∧ ψ, samples in ψ) per probability, each from n fresh samples of D | box(ψ)."""
     hits, given = np.zeros(len(probs)), np.zeros(len(probs))
     for i, (p, (lb, ub)) in enumerate(zip(probs, boxes)):
@@ -76,7 +77,7 @@ def _count(problem: Problem, probs, boxes, n: int, chunk: int, rng) -> tuple[np.
 
 @method(family="verification", config=Config, smoke=SMOKE)
 @one_thread
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: VerificationProblem, config: Config, ctx: RunContext) -> VerificationResult:
     start = time.perf_counter()
     probs = problem.probabilities
     boxes = [_given_box(problem, p) for p in probs]
@@ -99,4 +100,4 @@ def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
             break
         ctx.check_deadline()
         ctx.progress(drawn / config.max_samples)
-    return Result(verdict, bounds, target, t, time.perf_counter() - start, certain=False)
+    return VerificationResult(verdict, bounds, target, t, time.perf_counter() - start, certain=False)

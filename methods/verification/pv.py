@@ -25,12 +25,12 @@ from bench.registry import method
 from methods.verification._bab import Config, branch_and_bound
 from methods.verification._bounds import BOUNDS, crown
 from methods.verification._heuristics import prob_mass, smart_branching
-from tasks.verification import Problem, Result
+from tasks.verification import VerificationProblem, VerificationResult
 
 SMOKE = {"max_iterations": 5, "batch_size": 32}
 
 
 @method(family="verification", config=Config, smoke=SMOKE)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: VerificationProblem, config: Config, ctx: RunContext) -> VerificationResult:
     split = partial(smart_branching, bound=BOUNDS[config.split_bounds])
     return branch_and_bound(problem, config, ctx, bound=crown, select=prob_mass, split=split)

@@ -22,7 +22,7 @@ from bench.registry import method
 from methods.verification._bab import branch_and_bound
 from methods.verification._bounds import ibp
 from methods.verification._heuristics import all_branches, uniform_grid
-from tasks.verification import Problem, Result
+from tasks.verification import VerificationProblem, VerificationResult
 
 SMOKE = {"max_iterations": 8}
 
@@ -40,5 +40,5 @@ class Config:
 
 
 @method(family="verification", config=Config, smoke=SMOKE)
-def solve(problem: Problem, config: Config, ctx: RunContext) -> Result:
+def solve(problem: VerificationProblem, config: Config, ctx: RunContext) -> VerificationResult:
     return branch_and_bound(problem, config, ctx, bound=ibp, select=all_branches, split=uniform_grid)

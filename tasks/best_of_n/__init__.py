@@ -3,10 +3,10 @@
 Contract of the family (Beirami et al., "Theoretical Guarantees on the Best-of-n Alignment
 Policy", ICML 2025, arXiv 2401.01879; our report docs/papers/best-of-n-kl.md):
 
-A task builds a `Problem`: a reference policy π over a finite outcome set (its probabilities and
+A task builds a `BestOfNProblem`: a reference policy π over a finite outcome set (its probabilities and
 rewards) and the number of draws n, or the continuous reference (`probs is None`: every outcome
 has vanishing probability; outcomes are identified with their reward quantile u ∈ [0, 1]).
-A method returns a `Result`: a value of KL(π_n‖π) (exact, the analytical formula, the paper's
+A method returns a `BestOfNResult`: a value of KL(π_n‖π) (exact, the analytical formula, the paper's
 estimator, a Monte-Carlo estimate) and a win rate, or, for the trade-off baselines (KL-regularised
 optimum, rewind-and-repeat), the policy they define at a given strength.
 `score` is the only judge: every method is measured against the exact KL and win rate of the
@@ -35,7 +35,7 @@ from bench.spec import Metric
 
 
 @dataclass(frozen=True, eq=False)
-class Problem:
+class BestOfNProblem:
     n: int                         # n, number of i.i.d. draws best-of-n chooses from
     probs: np.ndarray | None       # (K,) reference π(y) over the outcomes; None: continuous reference
     rewards: np.ndarray | None     # (K,) r(y); ties are broken by index (see the module docstring)
@@ -76,7 +76,7 @@ class Problem:
 
 
 @dataclass(frozen=True, eq=False)
-class Result:
+class BestOfNResult:
     kl: float                       # the method's value of KL (an estimate, or the KL of its policy)
     win_rate: float | None = None   # the method's win rate against π; None if it gives none
     policy: np.ndarray | None = None
@@ -135,7 +135,7 @@ def accurate_cumsum(p: np.ndarray) -> np.ndarray:
     return (c / c[-1]).astype(float)
 
 
-def ranked(problem: Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def ranked(problem: BestOfNProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(π, F⁻, F) along the rank order (increasing reward, ties by index); F of the top is 1."""
     p = problem.probs[problem.order]
     cdf = accurate_cumsum(p)
@@ -143,7 +143,7 @@ def ranked(problem: Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return p, below, np.maximum(cdf, p)                  # F ≥ π, so π/F ≤ 1 exactly
 
 
-def _unrank(problem: Problem, values: np.ndarray) -> np.ndarray:
+def _unrank(problem: BestOfNProblem, values: np.ndarray) -> np.ndarray:
     out = np.empty_like(values)
     out[problem.order] = values
     return out
@@ -159,19 +159,19 @@ def bon_pmf_ranked(p: np.ndarray, cdf: np.ndarray, n: int) -> np.ndarray:
     return pmf
 
 
-def bon_pmf(problem: Problem) -> np.ndarray:
+def bon_pmf(problem: BestOfNProblem) -> np.ndarray:
     """(K,) π_n(y) in the outcome order of `probs` (Lemma, §2)."""
     p, _, cdf = ranked(problem)
     return _unrank(problem, bon_pmf_ranked(p, cdf, problem.n))
 
 
-def mid_quantiles(problem: Problem) -> np.ndarray:
+def mid_quantiles(problem: BestOfNProblem) -> np.ndarray:
     """(K,) q(y) = F⁻(y) + ½π(y): the probability that y beats z ~ π (ties on the order: ½)."""
     p, below, _ = ranked(problem)
     return _unrank(problem, below + 0.5 * p)
 
 
-def kl_divergence(policy: np.ndarray, problem: Problem) -> float:
+def kl_divergence(policy: np.ndarray, problem: BestOfNProblem) -> float:
     """KL(policy‖π) over the outcomes; +inf if the policy puts mass where π has none."""
     policy = np.asarray(policy, dtype=float)
     m = policy > 0
@@ -180,26 +180,26 @@ def kl_divergence(policy: np.ndarray, problem: Problem) -> float:
     return float(np.sum(policy[m] * (np.log(policy[m]) - np.log(problem.probs[m]))))
 
 
-def win_rate_of(policy: np.ndarray, problem: Problem) -> float:
+def win_rate_of(policy: np.ndarray, problem: BestOfNProblem) -> float:
     """Σ_y policy(y)·q(y): P(y ≻ z) + ½P(y = z) for y ~ policy, z ~ π independent."""
     return float(np.dot(np.asarray(policy, dtype=float), mid_quantiles(problem)))
 
 
-def bon_kl(problem: Problem) -> float:
+def bon_kl(problem: BestOfNProblem) -> float:
     """KL(π_n‖π) exactly; log n − (n−1)/n for the continuous reference."""
     if problem.continuous:
         return kl_formula(problem.n)
     return kl_divergence(bon_pmf(problem), problem)
 
 
-def bon_win_rate(problem: Problem) -> float:
+def bon_win_rate(problem: BestOfNProblem) -> float:
     """Best-of-n's win rate Σ π_n(F⁻ + ½π) (paper §5); n/(n+1) for the continuous reference."""
     if problem.continuous:
         return win_rate_bound(problem.n)
     return win_rate_of(bon_pmf(problem), problem)
 
 
-def collision_probability(problem: Problem) -> float:
+def collision_probability(problem: BestOfNProblem) -> float:
     """e^{−H₂} = Σ π(y)² (0 for the continuous reference)."""
     return 0.0 if problem.continuous else float(np.dot(problem.probs, problem.probs))
 
@@ -225,7 +225,7 @@ def estimator_term(eps: np.ndarray | float, n: int) -> np.ndarray:
     return first + second
 
 
-def expected_estimator(problem: Problem) -> float:
+def expected_estimator(problem: BestOfNProblem) -> float:
     """E_{y~π_n} D̂(π(y), n), the estimator's expectation (exact sum over the outcomes)."""
     if problem.continuous:
         return float(estimator_term(0.0, problem.n))
@@ -236,7 +236,7 @@ def expected_estimator(problem: Problem) -> float:
 
 # ---- the judge -----------------------------------------------------------------------------------
 
-def score(problem: Problem, result: Result) -> dict[str, float]:
+def score(problem: BestOfNProblem, result: BestOfNResult) -> dict[str, float]:
     n = problem.n
     exact = bon_kl(problem)
     exact_win = bon_win_rate(problem)
@@ -245,7 +245,7 @@ def score(problem: Problem, result: Result) -> dict[str, float]:
     if result.policy is not None and not problem.continuous:
         policy = np.asarray(result.policy, dtype=float)
         if policy.shape != problem.probs.shape or np.any(policy < 0) or abs(policy.sum() - 1) > 1e-6:
-            raise ValueError("Result.policy must be a probability vector over the problem's outcomes")
+            raise ValueError("BestOfNResult.policy must be a probability vector over the problem's outcomes")
         kl, win = kl_divergence(policy, problem), win_rate_of(policy, problem)
     else:
         kl, win = float(result.kl), result.win_rate

@@ -30,7 +30,7 @@ import numpy as np
 
 from bench.context import RunContext
 from bench.registry import task
-from tasks.best_of_n import Problem
+from tasks.best_of_n import BestOfNProblem
 
 REWARDS = ("loglik", "neg_length")
 MAX_OUTCOMES = 5_000_000
@@ -117,7 +117,7 @@ def enumerate_sequences(first: np.ndarray, transition: np.ndarray, max_len: int,
 
 
 @task(family="best_of_n", config=Config, version=1)
-def build(config: Config, ctx: RunContext) -> Problem:
+def build(config: Config, ctx: RunContext) -> BestOfNProblem:
     rng = ctx.rng if config.world_seed is None else np.random.default_rng(config.world_seed)
     first = _dirichlet(rng, config.alpha, (config.vocab,))
     transition = _dirichlet(rng, config.alpha, (config.vocab, config.vocab))
@@ -127,4 +127,4 @@ def build(config: Config, ctx: RunContext) -> Problem:
         rewards = logp
     else:
         rewards = -np.sum(tokens >= 0, axis=1).astype(float)
-    return Problem(n=config.n, probs=probs / probs.sum(), rewards=rewards, outcomes=tokens)
+    return BestOfNProblem(n=config.n, probs=probs / probs.sum(), rewards=rewards, outcomes=tokens)

@@ -19,7 +19,7 @@ import numpy as np
 
 from bench.context import RunContext
 from bench.registry import task
-from tasks.best_of_n import Problem
+from tasks.best_of_n import BestOfNProblem
 
 
 @dataclass(frozen=True)
@@ -40,9 +40,9 @@ class Config:
 
 
 @task(family="best_of_n", config=Config, version=1)
-def build(config: Config, ctx: RunContext) -> Problem:
+def build(config: Config, ctx: RunContext) -> BestOfNProblem:
     """The instance is deterministic; ctx is unused."""
     bulk = config.L - config.top_k
     probs = np.full(config.L, (1.0 - config.top_k * config.top_prob) / bulk)
     probs[bulk:] = config.top_prob          # the top_k highest rewards are the last indices
-    return Problem(n=config.n, probs=probs, rewards=np.arange(config.L, dtype=float))
+    return BestOfNProblem(n=config.n, probs=probs, rewards=np.arange(config.L, dtype=float))

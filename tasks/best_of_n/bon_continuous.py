@@ -7,7 +7,7 @@ which Theorem 3.1's bound is attained) and the win rate is n/(n+1) (Theorem 5.3,
 the model of the §7 win-rate-vs-KL trade-off (best-of-n vs KL-regularised optimum vs
 rewind-and-repeat, paper §7).
 
-Fidelity: faithful (closed forms). The Problem carries no outcome arrays (probs = None).
+Fidelity: faithful (closed forms). The BestOfNProblem carries no outcome arrays (probs = None).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from bench.context import RunContext
 from bench.registry import task
-from tasks.best_of_n import Problem
+from tasks.best_of_n import BestOfNProblem
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,6 @@ class Config:
 
 
 @task(family="best_of_n", config=Config, version=1)
-def build(config: Config, ctx: RunContext) -> Problem:
+def build(config: Config, ctx: RunContext) -> BestOfNProblem:
     """The continuous reference; ctx is unused."""
-    return Problem(n=config.n, probs=None, rewards=None)
+    return BestOfNProblem(n=config.n, probs=None, rewards=None)

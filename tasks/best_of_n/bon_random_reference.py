@@ -23,7 +23,7 @@ import numpy as np
 
 from bench.context import RunContext
 from bench.registry import task
-from tasks.best_of_n import Problem
+from tasks.best_of_n import BestOfNProblem
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class Config:
 
 
 @task(family="best_of_n", config=Config, version=1)
-def build(config: Config, ctx: RunContext) -> Problem:
+def build(config: Config, ctx: RunContext) -> BestOfNProblem:
     rng = ctx.rng if config.world_seed is None else np.random.default_rng(config.world_seed)
     probs = rng.dirichlet(np.full(config.L, config.alpha))
     if not (np.all(np.isfinite(probs)) and probs.sum() > 0):  # all gamma draws underflowed (α ≪ 1)
@@ -55,4 +55,4 @@ def build(config: Config, ctx: RunContext) -> Problem:
         rewards = rng.standard_normal(config.L)
     else:
         rewards = rng.integers(config.reward_levels, size=config.L).astype(float)
-    return Problem(n=config.n, probs=probs / probs.sum(), rewards=rewards)
+    return BestOfNProblem(n=config.n, probs=probs / probs.sum(), rewards=rewards)

@@ -17,7 +17,7 @@ import numpy as np
 
 from bench.context import RunContext
 from bench.registry import task
-from tasks.best_of_n import Problem
+from tasks.best_of_n import BestOfNProblem
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,6 @@ class Config:
 
 
 @task(family="best_of_n", config=Config, version=1)
-def build(config: Config, ctx: RunContext) -> Problem:
+def build(config: Config, ctx: RunContext) -> BestOfNProblem:
     """The instance is deterministic; ctx is unused."""
-    return Problem(n=config.n, probs=np.full(config.L, 1.0 / config.L), rewards=np.arange(config.L, dtype=float))
+    return BestOfNProblem(n=config.n, probs=np.full(config.L, 1.0 / config.L), rewards=np.arange(config.L, dtype=float))

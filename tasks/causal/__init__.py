@@ -4,8 +4,8 @@ Contract of the family (Li, Qian, Wang, Li, Zhang & Zhou, "Strong and Weak Ident
 Optimization-based Causal Discovery in Non-linear Additive Noise Models", ICML 2025, PMLR
 267:35753-35768; docs/papers/gene-causal.md):
 
-A task builds a `Problem`: an (n, d) data matrix, the true DAG as a binary adjacency matrix
-(A[i, j] = 1 means i → j) and the variable names. A method returns a `Result`: its estimated
+A task builds a `CausalProblem`: an (n, d) data matrix, the true DAG as a binary adjacency matrix
+(A[i, j] = 1 means i → j) and the variable names. A method returns a `CausalResult`: its estimated
 adjacency in the same convention and, when it produces one, a causal order (roots first).
 
 `score` is the only judge; it reads graphs as gcastle's `MetricsDAG` does (the paper's metric code):
@@ -39,7 +39,7 @@ SID_MAX_NODES = 30
 
 
 @dataclass(frozen=True, eq=False)
-class Problem:
+class CausalProblem:
     data: np.ndarray                # (n, d) observations, one column per variable
     adjacency: np.ndarray           # (d, d) true DAG, A[i, j] = 1: i → j
     names: tuple[str, ...]          # d variable names
@@ -66,7 +66,7 @@ class Problem:
 
 
 @dataclass(frozen=True, eq=False)
-class Result:
+class CausalResult:
     adjacency: np.ndarray               # (d, d) binary estimate; A[i,j] = A[j,i] = 1 is an undirected edge
     order: np.ndarray | None = None     # (d,) causal order, roots first, if the method produces one
     runtime_s: float | None = None      # wall time of the method's search (seconds)
@@ -176,10 +176,11 @@ def sid(est: np.ndarray, true: np.ndarray) -> int:
 
 # ---- the judge -----------------------------------------------------------------------------------
 
-def score(problem: Problem, result: Result) -> dict[str, float]:
+def score(problem: CausalProblem, result: CausalResult) -> dict[str, float]:
     est = np.asarray(result.adjacency)
     if est.shape != problem.adjacency.shape or not np.isin(est, (0, 1)).all() or np.any(np.diag(est)):
-        raise ValueError(f"Result.adjacency must be a binary ({problem.d}, {problem.d}) matrix with a zero diagonal")
+        raise ValueError(f"CausalResult.adjacency must be a binary ({problem.d}, {problem.d}) matrix with a zero "
+                         "diagonal")
     true = problem.adjacency
     scores = shd_and_counts(est, true)
     has_undirected = bool(np.any((est == 1) & (est.T == 1)))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from bench.context import RunContext
 from bench.registry import task
-from tasks.causal import Problem, _sem
+from tasks.causal import CausalProblem, _sem
 
 # the smallest instance, for the conformance suite (tests/test_conformance.py)
 SMALLEST = {"d": 4, "density": 1, "n": 200}
@@ -45,11 +45,11 @@ class Config:
 
 
 @task(family="causal", config=Config, version=1, smallest=SMALLEST)
-def build(config: Config, ctx: RunContext) -> Problem:
+def build(config: Config, ctx: RunContext) -> CausalProblem:
     make_graph = _sem.erdos_renyi if config.graph == "er" else _sem.scale_free
     adj = make_graph(ctx.rng, config.d, config.d * config.density)
     data = _sem.simulate(ctx.rng, adj, config.n, config.sem, config.noise_scale)
     if config.standardize:
         data = _sem.standardize(data)
-    return Problem(data=data, adjacency=adj, names=tuple(f"X{i + 1}" for i in range(config.d)),
+    return CausalProblem(data=data, adjacency=adj, names=tuple(f"X{i + 1}" for i in range(config.d)),
                    standardized=config.standardize)

@@ -21,7 +21,7 @@ import numpy as np
 
 from bench.context import RunContext
 from bench.registry import task
-from tasks.causal import Problem, _sem
+from tasks.causal import CausalProblem, _sem
 
 MECHANISMS = ("weak", "strong")
 CAUSES = ("uniform", "normal")
@@ -58,7 +58,7 @@ def effect(causes: np.ndarray, mechanism: str) -> np.ndarray:
 
 
 @task(family="causal", config=Config, version=1, smallest=SMALLEST)
-def build(config: Config, ctx: RunContext) -> Problem:
+def build(config: Config, ctx: RunContext) -> CausalProblem:
     rng, k = ctx.rng, config.parents
     if config.cause == "uniform":
         causes = rng.uniform(-2.0, 2.0, size=(config.n, k))
@@ -74,4 +74,4 @@ def build(config: Config, ctx: RunContext) -> Problem:
         data, adj, names = data[:, perm], adj[np.ix_(perm, perm)], tuple(names[p] for p in perm)
     if config.standardize:
         data = _sem.standardize(data)
-    return Problem(data=data, adjacency=adj, names=names, standardized=config.standardize)
+    return CausalProblem(data=data, adjacency=adj, names=names, standardized=config.standardize)

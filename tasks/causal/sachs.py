@@ -23,7 +23,7 @@ import pandas as pd
 from bench.context import RunContext
 from bench.errors import BenchError
 from bench.registry import task
-from tasks.causal import Problem, _sem
+from tasks.causal import CausalProblem, _sem
 
 NAMES = ("praf", "pmek", "plcg", "PIP2", "PIP3", "p44/42", "pakts473", "PKA", "PKC", "P38", "pjnk")
 EDGES = (("PKC", "praf"), ("PKC", "pmek"), ("PKC", "pjnk"), ("PKC", "P38"), ("PKC", "PKA"),
@@ -74,7 +74,7 @@ def true_adjacency() -> np.ndarray:
 
 
 @task(family="causal", config=Config, version=1, smallest=SMALLEST)
-def build(config: Config, ctx: RunContext) -> Problem:
+def build(config: Config, ctx: RunContext) -> CausalProblem:
     """Deterministic: the first n_samples rows; ctx is unused."""
     path = data_path(config.path)
     frame = pd.read_csv(path)
@@ -86,4 +86,4 @@ def build(config: Config, ctx: RunContext) -> Problem:
     data = frame.loc[: config.n_samples - 1, list(NAMES)].to_numpy(dtype=float)
     if config.standardize:
         data = _sem.standardize(data)
-    return Problem(data=data, adjacency=true_adjacency(), names=NAMES, standardized=config.standardize)
+    return CausalProblem(data=data, adjacency=true_adjacency(), names=NAMES, standardized=config.standardize)

@@ -29,7 +29,7 @@ from tasks.cmdp._model import flow_matrix as flow_matrix
 
 
 @dataclass(frozen=True, eq=False)
-class Problem:
+class CMDPProblem:
     n_layers: int                 # L, decision steps per episode (= H, episode length)
     layers: list                  # state index slices of layers X_0..X_{L-1}
     n_actions: int                # |A|
@@ -62,7 +62,7 @@ class Problem:
 
 
 @dataclass(frozen=True, eq=False)
-class Result:
+class CMDPResult:
     policies: np.ndarray          # (T, S, A) π_t played in episode t
     lambdas: np.ndarray | None    # (T, m) Lagrange multipliers λ_t (None: no dual variable)
 
@@ -84,7 +84,7 @@ METRICS = {
 }
 
 
-def cumulative(problem: Problem, result: Result) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def cumulative(problem: CMDPProblem, result: CMDPResult) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(R_t, V_t, Σ_{s≤t} r_sᵀq_s) for t = 1..T."""
     if result.policies.shape != (problem.T, problem.n_states, problem.n_actions):
         raise ValueError(f"policies must have shape (T, S, A) = {(problem.T, problem.n_states, problem.n_actions)}, "
@@ -109,7 +109,7 @@ def loglog_slope(curve: np.ndarray, lo_frac: float = 0.1) -> float:
     return float(np.polyfit(np.log(steps), np.log(np.maximum(1.0, curve[steps - 1])), 1)[0])
 
 
-def score(problem: Problem, result: Result) -> dict[str, float]:
+def score(problem: CMDPProblem, result: CMDPResult) -> dict[str, float]:
     regret, violation, gained = cumulative(problem, result)
     ratio_bound = problem.rho / (problem.rho + problem.n_layers)
     ratio = float(gained[-1] / (problem.T * problem.opt)) if problem.opt > 0 else float("nan")
@@ -130,7 +130,7 @@ def score(problem: Problem, result: Result) -> dict[str, float]:
     }
 
 
-def trace(problem: Problem, result: Result) -> dict[str, list[tuple[int, float]]]:
+def trace(problem: CMDPProblem, result: CMDPResult) -> dict[str, list[tuple[int, float]]]:
     """Curves `regret` (R_t) and `violation` (V_t) on a log-spaced grid of episodes."""
     regret, violation, _ = cumulative(problem, result)
     steps = log_spaced_steps(problem.T, 100)

@@ -15,7 +15,7 @@ import numpy as np
 
 from bench.context import RunContext
 from bench.registry import task
-from tasks.cmdp import Problem
+from tasks.cmdp import CMDPProblem
 from tasks.cmdp import _model
 from tasks.cmdp.cmdp_stochastic import assemble
 
@@ -45,7 +45,7 @@ class Config:
 
 
 @task(family="cmdp", config=Config, version=2, smallest=SMALLEST)  # 2: reports the horizon (rates fitted across T)
-def build(config: Config, ctx: RunContext) -> Problem:
+def build(config: Config, ctx: RunContext) -> CMDPProblem:
     """The instance; ctx is unused (the CMDP comes from config.world_seed)."""
     rng = np.random.default_rng(config.world_seed)
     layers = _model.layer_slices(config.n_layers, config.width)

@@ -18,7 +18,7 @@ import numpy as np
 
 from bench.context import RunContext
 from bench.registry import task
-from tasks.cmdp import Problem
+from tasks.cmdp import CMDPProblem
 from tasks.cmdp import _model
 
 
@@ -43,19 +43,19 @@ class Config:
             raise ValueError(f"rho must be > 0 (Slater's condition), got {self.rho}")
 
 
-def assemble(config, r: np.ndarray, g: np.ndarray, P: np.ndarray, layers, phase: np.ndarray) -> Problem:
-    """Problem from phase means r (K,S,A), g (K,m,S,A) and the episode→phase map."""
+def assemble(config, r: np.ndarray, g: np.ndarray, P: np.ndarray, layers, phase: np.ndarray) -> CMDPProblem:
+    """CMDPProblem from phase means r (K,S,A), g (K,m,S,A) and the episode→phase map."""
     r_avg = np.mean(r[phase], axis=0)                         # time-averaged means r̄, Ḡ
     g_avg = np.mean(g[phase], axis=0)
     alpha = _model.thresholds_for_rho(P, layers, g_avg, config.rho)
     opt, q_opt = _model.solve_lp(P, layers, r_avg, g_avg, alpha)
-    return Problem(n_layers=config.n_layers, layers=layers, n_actions=config.n_actions, P=P,
+    return CMDPProblem(n_layers=config.n_layers, layers=layers, n_actions=config.n_actions, P=P,
                    r_means=r, g_means=g, phase=phase, alpha=alpha, T=config.T, opt=opt, q_opt=q_opt,
                    rho=_model.slater_rho(P, layers, g_avg, alpha), adversarial=len(r) > 1)
 
 
 @task(family="cmdp", config=Config, version=2, smallest=SMALLEST)  # 2: reports the horizon (rates fitted across T)
-def build(config: Config, ctx: RunContext) -> Problem:
+def build(config: Config, ctx: RunContext) -> CMDPProblem:
     """The instance; ctx is unused (the CMDP comes from config.world_seed)."""
     rng = np.random.default_rng(config.world_seed)
     layers = _model.layer_slices(config.n_layers, config.width)

@@ -2,11 +2,11 @@
 
 Contract of the family (Wang, Wang, Liu & Si, "Knowledge-Guided Wasserstein Distributionally
 Robust Optimization", ICML 2025, arXiv 2502.08146, §5 simulations):
-a task builds a `Problem` holding the target training sample, a validation sample of the same
+a task builds a `DROProblem` holding the target training sample, a validation sample of the same
 size (for choosing the radius δ and other tuning values), a large test sample, the source
 knowledge Θ (the source coefficient vectors, one column each), the raw source samples (for the
 Trans-* baselines, which need data rather than coefficients) and the ground truth: the target's
-true coefficient vector β. A method returns a `Result` with its estimate β̂.
+true coefficient vector β. A method returns a `DROResult` with its estimate β̂.
 
 `score` is the only judge: test accuracy (classification designs) or out-of-sample R²
 (regression designs) on the task's test sample, and ‖β̂ − β‖₂ against the true β.
@@ -25,7 +25,7 @@ KINDS = ("classification", "regression")
 
 
 @dataclass(frozen=True, eq=False)
-class Problem:
+class DROProblem:
     kind: str                      # "classification" (y ∈ {±1}, logistic model) or "regression"
     penalty_norm: int              # p of the design: 1 (sparse / lasso-type) or 2 (ridge-type)
     x_train: np.ndarray            # (N, d) target training covariates
@@ -49,7 +49,7 @@ class Problem:
 
 
 @dataclass(frozen=True, eq=False)
-class Result:
+class DROResult:
     coef: np.ndarray               # (d,) the estimate β̂
     tuning: float | None = None    # the tuning value the method selected (δ, a penalty level); None if none
 
@@ -75,10 +75,10 @@ def r_squared(x: np.ndarray, y: np.ndarray, coef: np.ndarray) -> float:
     return float(1.0 - resid @ resid / np.sum((y - y.mean()) ** 2))
 
 
-def score(problem: Problem, result: Result) -> dict[str, float]:
+def score(problem: DROProblem, result: DROResult) -> dict[str, float]:
     coef = np.asarray(result.coef, dtype=float)
     if coef.shape != problem.beta.shape:
-        raise ValueError(f"Result.coef has shape {coef.shape}; expected {problem.beta.shape}")
+        raise ValueError(f"DROResult.coef has shape {coef.shape}; expected {problem.beta.shape}")
     scores = {"coef_error": float(np.linalg.norm(coef - problem.beta))}
     if problem.kind == "classification":
         scores["test_accuracy"] = accuracy(problem.x_test, problem.y_test, coef)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from bench.context import RunContext
 from bench.registry import task
-from tasks.dro import Problem, _designs
+from tasks.dro import DROProblem, _designs
 
 # the smallest instance, for the conformance suite (tests/test_conformance.py)
 SMALLEST = {"dim": 12, "support": 4, "n_train": 15, "n_test": 400, "n_source": 30}
@@ -48,7 +48,7 @@ class Config:
 
 
 @task(family="dro", config=Config, version=1, smallest=SMALLEST)
-def build(config: Config, ctx: RunContext) -> Problem:
+def build(config: Config, ctx: RunContext) -> DROProblem:
     rng, d = ctx.rng, config.dim
     weights = UNEQUAL_WEIGHTS if config.unequal else EQUAL_WEIGHTS
     beta, theta = _designs.correlated_coefficients(rng, d, config.support, config.rho, config.signal, weights)
@@ -60,6 +60,6 @@ def build(config: Config, ctx: RunContext) -> Problem:
     (xt, yt), (xv, yv), (xe, ye) = (sample(config.n_train, beta), sample(config.n_train, beta),
                                     sample(config.n_test, beta))
     sources = [sample(config.n_source, theta[:, m]) for m in range(theta.shape[1])]
-    return Problem(kind="regression", penalty_norm=1, x_train=xt, y_train=yt, x_val=xv, y_val=yv,
+    return DROProblem(kind="regression", penalty_norm=1, x_train=xt, y_train=yt, x_val=xv, y_val=yv,
                    x_test=xe, y_test=ye, theta=theta, x_source=tuple(x for x, _ in sources),
                    y_source=tuple(y for _, y in sources), beta=beta)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from bench.context import RunContext
 from bench.registry import task
-from tasks.dro import Problem, _designs
+from tasks.dro import DROProblem, _designs
 
 # the smallest instance, for the conformance suite (tests/test_conformance.py)
 SMALLEST = {"dim": 10, "n_train": 12, "n_test": 400, "n_source": 40}
@@ -45,7 +45,7 @@ class Config:
 
 
 @task(family="dro", config=Config, version=1, smallest=SMALLEST)
-def build(config: Config, ctx: RunContext) -> Problem:
+def build(config: Config, ctx: RunContext) -> DROProblem:
     rng, d = ctx.rng, config.dim
     beta, theta = _designs.correlated_coefficients(rng, d, d, config.rho, config.signal, (1.0,))
     factor = _designs.ar1_factor(d, config.x_corr)
@@ -56,5 +56,5 @@ def build(config: Config, ctx: RunContext) -> Problem:
 
     (xt, yt), (xv, yv), (xs, ys), (xe, ye) = (sample(config.n_train, beta), sample(config.n_train, beta),
                                               sample(config.n_source, theta[:, 0]), sample(config.n_test, beta))
-    return Problem(kind="regression", penalty_norm=2, x_train=xt, y_train=yt, x_val=xv, y_val=yv,
+    return DROProblem(kind="regression", penalty_norm=2, x_train=xt, y_train=yt, x_val=xv, y_val=yv,
                    x_test=xe, y_test=ye, theta=theta, x_source=(xs,), y_source=(ys,), beta=beta)

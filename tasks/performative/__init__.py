@@ -1,15 +1,15 @@
 """Performative prediction: the data distribution D(θ) reacts to the deployed model θ.
 
 Contract of the family (Li, Yemini & Wai, ICML 2025, arXiv 2404.10995):
-a task builds a `Problem` with the sampling oracle and the ground truth (θ_PS, and the clipped
+a task builds a `PerformativeProblem` with the sampling oracle and the ground truth (θ_PS, and the clipped
 mean-field fixed point θ_∞(c) that a clipped method without error feedback converges to);
 a method draws its gradients through `problem.sampler()` (one `Sampler` per run: every draw is counted by task code)
 and records its iterates there, on a grid of its choice; each record is stamped with the number of gradients drawn
-so far. It returns a `Result` with its last iterate, a copy of the sampler's record, and `declared`: the clip
-threshold c whose fixed point θ_∞(c) its iterates settle at, as {"c": value} under its Config field `c` (nothing for
-an unbiased method). The harness checks that declaration against the cell's config (bench.observe.check_declared).
+so far. It returns a `PerformativeResult` with its last iterate, a copy of the sampler's record, and `declared`: the
+clip threshold c whose fixed point θ_∞(c) its iterates settle at, as {"c": value} under its Config field `c` (nothing
+for an unbiased method). The harness checks that declaration against the cell's config (bench.observe.check_declared).
 `score` is the only judge: every method is measured against the same θ_PS, and the curve `gap` reads the sampler's
-record (its x-axis is the samples the method drew, observed; a Result whose copy differs is a Misreport).
+record (its x-axis is the samples the method drew, observed; a PerformativeResult whose copy differs is a Misreport).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from bench.spec import Metric
 
 
 @dataclass(frozen=True, eq=False)
-class Problem:
+class PerformativeProblem:
     dim: int                      # d, dimension of θ
     num_samples: int              # m, points in the finite dataset behind D(θ)
     theta0: np.ndarray            # (d,) initial model θ_0
@@ -70,7 +70,7 @@ class Sampler:
     reach it, counted here, not an iteration number the method states.
     """
 
-    def __init__(self, problem: Problem) -> None:
+    def __init__(self, problem: PerformativeProblem) -> None:
         self._vector, self._scalar = problem.sample_gradient, problem.scalar_gradient
         self.samples = 0
         self.steps: list[int] = []             # the stamps: samples drawn when each iterate was recorded
@@ -99,7 +99,7 @@ class Sampler:
 
 
 @dataclass(frozen=True, eq=False)
-class Result:
+class PerformativeResult:
     theta: np.ndarray             # (d,) last iterate θ_T
     steps: np.ndarray             # (K,) the sampler's stamps: samples drawn when each iterate was recorded (a copy)
     iterates: np.ndarray          # (K, d) the iterates the sampler recorded (a copy)
@@ -128,7 +128,7 @@ METRICS = {
 }
 
 
-def predicted_limit(problem: Problem, result: Result) -> np.ndarray:
+def predicted_limit(problem: PerformativeProblem, result: PerformativeResult) -> np.ndarray:
     """θ_∞(c) for the c the result declares (the harness has checked it is the config's), θ_PS when unbiased."""
     if result.clip_threshold is None:
         return problem.theta_ps
@@ -139,7 +139,7 @@ def _sq(v: np.ndarray) -> float:
     return float(np.dot(v, v))
 
 
-def score(problem: Problem, result: Result) -> dict[str, float]:
+def score(problem: PerformativeProblem, result: PerformativeResult) -> dict[str, float]:
     theta_inf = predicted_limit(problem, result)
     final_gap = _sq(result.theta - problem.theta_ps)
     predicted_gap = _sq(theta_inf - problem.theta_ps)
@@ -155,7 +155,7 @@ def score(problem: Problem, result: Result) -> dict[str, float]:
     return scores
 
 
-def observed_record(problem: Problem, result: Result) -> tuple[np.ndarray, np.ndarray]:
+def observed_record(problem: PerformativeProblem, result: PerformativeResult) -> tuple[np.ndarray, np.ndarray]:
     """(stamps, iterates) of the sampler this problem handed out whose record the result carries (task code's
     counts); Misreport when no issued sampler recorded those iterates, when the result reports other steps than the
     sampler's stamps, or when, in a solve the harness delimited, samples were drawn on another sampler (draws the
@@ -181,7 +181,7 @@ def observed_record(problem: Problem, result: Result) -> tuple[np.ndarray, np.nd
     return steps, iterates
 
 
-def trace(problem: Problem, result: Result) -> dict[str, list[tuple[int, float]]]:
+def trace(problem: PerformativeProblem, result: PerformativeResult) -> dict[str, list[tuple[int, float]]]:
     """Curve `gap`: ‖θ_t − θ_PS‖² of the recorded iterates against the samples drawn when each was recorded (the
     sampler's record, `observed_record`)."""
     steps, iterates = observed_record(problem, result)

@@ -28,7 +28,7 @@ import numpy as np
 
 from bench.context import RunContext
 from bench.registry import task
-from tasks.performative import Problem
+from tasks.performative import PerformativeProblem
 
 
 # the smallest instance, for the conformance suite (tests/test_conformance.py)
@@ -77,7 +77,7 @@ def _bisect(field, lo: float, hi: float, tol: float = 1e-14) -> float:
 
 
 @task(family="performative", config=Config, version=1, smallest=SMALLEST)
-def build(config: Config, ctx: RunContext) -> Problem:
+def build(config: Config, ctx: RunContext) -> PerformativeProblem:
     """The instance; ctx is unused (the data come from config.world_seed, not the run seed)."""
     a, b, beta = config.a, config.b, config.beta
     mu, lipschitz = 1.0, abs(a)
@@ -121,7 +121,7 @@ def build(config: Config, ctx: RunContext) -> Problem:
         roots = (0.0, -a * b / slope)
         return np.array([_bisect(lambda t: field(t, c), min(roots), max(roots))])
 
-    return Problem(
+    return PerformativeProblem(
         dim=1,
         num_samples=config.m,
         theta0=np.array([config.theta0]),

@@ -42,7 +42,7 @@ import scipy.optimize
 
 from bench.context import RunContext
 from bench.registry import task
-from tasks.performative import Problem
+from tasks.performative import PerformativeProblem
 
 
 # the smallest instance, for the conformance suite (tests/test_conformance.py)
@@ -116,7 +116,7 @@ def _repeated_risk_minimisation(x, y, shift, lam, max_rounds: int = 300) -> np.n
 
 
 @task(family="performative", config=Config, version=1, smallest=SMALLEST)
-def build(config: Config, ctx: RunContext) -> Problem:
+def build(config: Config, ctx: RunContext) -> PerformativeProblem:
     """The instance; ctx is unused (the data come from config.world_seed, not the run seed)."""
     x, y = _data(config)
     m, d, lam = config.m, config.dim, config.lam
@@ -172,7 +172,7 @@ def build(config: Config, ctx: RunContext) -> Problem:
             raise ValueError(f"clip threshold c must be > 0, got {c}")
         return np.array(_fixed_point(float(c)))
 
-    return Problem(
+    return PerformativeProblem(
         dim=d,
         num_samples=m,
         theta0=np.zeros(d),

@@ -18,7 +18,7 @@ recording is the measurement, it never feeds back into the method except to stop
 the error is at the task's target (ε = 1e-8) or the call budget is spent. `score` reads the
 counts at which the target was first met and fits log-error against each counter, from the record of the oracle
 the problem handed out (kept on the problem's `bench.observe.Meter`), never from a history the method wrote: a
-Result whose history is not that record, or a solve that spent calls on another oracle, is a `Misreport`.
+SaddleResult whose history is not that record, or a solve that spent calls on another oracle, is a `Misreport`.
 
 Effective strong convexity (UNVERIFIED reading of the paper's δ_x, δ_y): the curvature
 B lends x is μ_yx²/L_y (max_y ⟨y,Bx⟩ − g(y) = g*(Bx) is (1/L_y)-strongly convex in Bx), the one
@@ -64,7 +64,7 @@ class Quadratic:
 
 
 @dataclass(frozen=True, eq=False)
-class Problem:
+class SaddleProblem:
     regime: str                   # sc_sc | constrained | bilinear | coupling_curvature (R1-R4 of our protocol)
     d_x: int
     d_y: int
@@ -98,7 +98,7 @@ class Problem:
 
 
 @dataclass(frozen=True, eq=False)
-class Result:
+class SaddleResult:
     x: np.ndarray          # (d_x,) last iterate
     y: np.ndarray          # (d_y,)
     history: np.ndarray    # (K, 5): ∇f calls, ∇g calls, B calls, Bᵀ calls, relative error, per record (a copy of
@@ -118,7 +118,7 @@ class Oracle:
 
     CHECK_EVERY = 256  # records between progress/deadline checks
 
-    def __init__(self, problem: Problem, ctx: Any, max_calls: int) -> None:
+    def __init__(self, problem: SaddleProblem, ctx: Any, max_calls: int) -> None:
         if max_calls < 1:
             raise ValueError(f"max_calls must be >= 1, got {max_calls}")
         d = problem.data
@@ -182,13 +182,13 @@ class Oracle:
     def done(self) -> bool:
         return bool(self.stop_reason)
 
-    def result(self, x: np.ndarray, y: np.ndarray) -> Result:
-        """The run's Result; (x, y) is recorded unless it is the point recorded last."""
+    def result(self, x: np.ndarray, y: np.ndarray) -> SaddleResult:
+        """The run's SaddleResult; (x, y) is recorded unless it is the point recorded last."""
         counts = (self.grad_f_calls, self.grad_g_calls, self.b_calls, self.bt_calls)
         err = (_sq(x - self._x_star) + _sq(y - self._y_star)) / self._r0
         if self._rows[-1][:4] != counts or self._rows[-1][4] != err:
             self.record(x, y)
-        return Result(x=np.array(x, dtype=float), y=np.array(y, dtype=float),
+        return SaddleResult(x=np.array(x, dtype=float), y=np.array(y, dtype=float),
                       history=np.array(self._rows, dtype=float), stop_reason=self.stop_reason or "finished")
 
 
@@ -254,7 +254,7 @@ def condition_numbers(L_x, mu_x, L_y, mu_y, L_xy, mu_xy, mu_yx) -> dict[str, flo
 
 def make_problem(regime: str, *, lam_A: np.ndarray, lam_C: np.ndarray, s: np.ndarray, d_x: int, d_y: int,
                  rng: np.random.Generator, target: float, offset_scale: float = 1.0,
-                 shared_bases: bool = False) -> Problem:
+                 shared_bases: bool = False) -> SaddleProblem:
     """Assemble the instance from its spectra (random bases and offsets from rng) and solve KKT.
 
     shared_bases=False (the default generator): U, V, P, Q independent. shared_bases=True: B's
@@ -289,7 +289,7 @@ def make_problem(regime: str, *, lam_A: np.ndarray, lam_C: np.ndarray, s: np.nda
     mu_xy = smin if d_y <= d_x else 0.0   # BBᵀ (d_y×d_y) is nonsingular iff rank B = d_y
     mu_yx = smin if d_x <= d_y else 0.0   # BᵀB (d_x×d_x) is nonsingular iff rank B = d_x
     kappas = condition_numbers(L_x, mu_x, L_y, mu_y, L_xy, mu_xy, mu_yx)
-    return Problem(
+    return SaddleProblem(
         regime=regime, d_x=d_x, d_y=d_y, data=Quadratic(A, a, C, c, B),
         x0=np.zeros(d_x), y0=np.zeros(d_y), x_star=x_star, y_star=y_star,
         L_x=L_x, mu_x=mu_x, L_y=L_y, mu_y=mu_y, L_xy=L_xy, mu_xy=mu_xy, mu_yx=mu_yx,
@@ -374,7 +374,7 @@ def linear_fit(history: np.ndarray, counter: str, stop: int | None = None,
     return float(slope), r2
 
 
-def observed_history(problem: Problem, result: Result) -> np.ndarray:
+def observed_history(problem: SaddleProblem, result: SaddleResult) -> np.ndarray:
     """The record of the oracle this problem handed out whose copy the result carries (the oracle's own rows, task
     code's counts); Misreport when no issued oracle kept that record, or when, in a solve the harness delimited,
     another oracle was spent on that the result does not account for."""
@@ -395,11 +395,11 @@ def observed_history(problem: Problem, result: Result) -> np.ndarray:
     return rows
 
 
-def score(problem: Problem, result: Result) -> dict[str, float]:
+def score(problem: SaddleProblem, result: SaddleResult) -> dict[str, float]:
     return score_record(problem, result.x, result.y, observed_history(problem, result))
 
 
-def score_record(problem: Problem, x: np.ndarray, y: np.ndarray, h: np.ndarray) -> dict[str, float]:
+def score_record(problem: SaddleProblem, x: np.ndarray, y: np.ndarray, h: np.ndarray) -> dict[str, float]:
     """The metrics of a run ending at (x, y) whose oracle recorded `h` (score, after checking where h came from)."""
     final = (_sq(x - problem.x_star) + _sq(y - problem.y_star)) / (
         _sq(problem.x0 - problem.x_star) + _sq(problem.y0 - problem.y_star))
@@ -429,7 +429,7 @@ def score_record(problem: Problem, x: np.ndarray, y: np.ndarray, h: np.ndarray) 
     return scores
 
 
-def trace(problem: Problem, result: Result, points: int = 200) -> dict[str, list[tuple[int, float]]]:
+def trace(problem: SaddleProblem, result: SaddleResult, points: int = 200) -> dict[str, list[tuple[int, float]]]:
     """Curves err_vs_<counter>: relative error against each oracle count (≤ `points` each), from the oracle's record
     (`trace_record`)."""
     return trace_record(observed_history(problem, result), points)

@@ -16,7 +16,7 @@ import numpy as np
 
 from bench.context import RunContext
 from bench.registry import task
-from tasks.saddle import Problem, make_problem, spectrum
+from tasks.saddle import SaddleProblem, make_problem, spectrum
 
 SMALLEST = {"d": 8, "target": 1e-4}
 
@@ -36,7 +36,7 @@ class Config:
 
 
 @task(family="saddle", config=Config, version=1, smallest=SMALLEST)
-def build(config: Config, ctx: RunContext) -> Problem:
+def build(config: Config, ctx: RunContext) -> SaddleProblem:
     d = config.d
     return make_problem(
         "bilinear",

@@ -18,7 +18,7 @@ import numpy as np
 
 from bench.context import RunContext
 from bench.registry import task
-from tasks.saddle import Problem, make_problem, spectrum
+from tasks.saddle import SaddleProblem, make_problem, spectrum
 
 SMALLEST = {"d_x": 8, "d_y": 4, "target": 1e-4}
 
@@ -43,7 +43,7 @@ class Config:
 
 
 @task(family="saddle", config=Config, version=1, smallest=SMALLEST)
-def build(config: Config, ctx: RunContext) -> Problem:
+def build(config: Config, ctx: RunContext) -> SaddleProblem:
     return make_problem(
         "constrained",
         lam_A=spectrum(config.d_x, config.mu_x, config.L_x),

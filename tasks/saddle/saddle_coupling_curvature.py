@@ -30,7 +30,7 @@ import numpy as np
 
 from bench.context import RunContext
 from bench.registry import task
-from tasks.saddle import Problem, make_problem, spectrum
+from tasks.saddle import SaddleProblem, make_problem, spectrum
 
 SMALLEST = {"d": 8, "target": 1e-4}
 
@@ -74,7 +74,7 @@ def aligned_spectra(lam_A: np.ndarray, lam_C: np.ndarray) -> tuple[np.ndarray, n
 
 
 @task(family="saddle", config=Config, version=1, smallest=SMALLEST)
-def build(config: Config, ctx: RunContext) -> Problem:
+def build(config: Config, ctx: RunContext) -> SaddleProblem:
     d = config.d
     lam_A = spectrum(d, config.L_x / config.spread, config.L_x, config.zero_fraction)
     lam_C = spectrum(d, config.L_y / config.spread, config.L_y, config.zero_fraction)

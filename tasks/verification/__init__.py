@@ -4,13 +4,13 @@ Contract of the family (Boetius, Leue & Sutter, "Solving Probabilistic Verificat
 Neural Networks using Branch and Bound", ICML 2025, arXiv 2405.17556; our report
 docs/papers/prob-verification.md):
 
-A task builds a `Problem`: a ReLU network f (preprocessing folded in, tasks/verification/
+A task builds a `VerificationProblem`: a ReLU network f (preprocessing folded in, tasks/verification/
 _network.py), a population model over the input space with exact box probabilities
 (_population.py), a target expression over probabilities P(φ | ψ) (_formula.py) and, for
 verification problems, a probabilistic formula to decide (e.g. the FairSquare demographic-parity
 ratio P(hi | female) / P(hi | male) > 1 − ε). Where the inputs are discrete, the task enumerates
 them and stores the exact probabilities and the true verdict.
-A method returns a `Result`: its verdict (True / False / None = undecided), [lb, ub] per
+A method returns a `VerificationResult`: its verdict (True / False / None = undecided), [lb, ub] per
 probability and for the target, iterations and runtime. Sound methods (PV, uniform splitting,
 enumeration) return bounds that contain the truth; Monte-Carlo returns a confidence interval
 (`certain=False`) and its verdict holds only with that confidence.
@@ -46,7 +46,7 @@ from tasks.verification._exact import exact_probabilities as exact_probabilities
 
 
 @dataclass(frozen=True, eq=False)
-class Problem:
+class VerificationProblem:
     name: str                      # the instance, e.g. "fairsquare V2H1 uind qualified"
     network: Network               # f, the whole input vector -> outputs
     population: Population         # D, with its input space
@@ -82,7 +82,7 @@ class Problem:
 
 
 @dataclass(frozen=True, eq=False)
-class Result:
+class VerificationResult:
     verdict: bool | None                     # the formula proven true / false; None: undecided
     bounds: dict[str, tuple[float, float]]   # [lb, ub] per probability (by Prob name)
     target: tuple[float, float]              # [lb, ub] of problem.target
@@ -124,7 +124,7 @@ METRICS = {
 TOLERANCE = 1e-9  # float error allowed in `contains_truth` (masses are sums of CDF differences)
 
 
-def score(problem: Problem, result: Result) -> dict[str, float]:
+def score(problem: VerificationProblem, result: VerificationResult) -> dict[str, float]:
     lo, hi = result.target
     widths = [b - a for a, b in result.bounds.values()]
     observed = problem.meter.reading()

@@ -184,13 +184,14 @@ class Population:
         object.__setattr__(self, "_meters", weakref.WeakSet())  # not a field: no part of the model
 
     def count_into(self, meter) -> None:
-        """Count every evaluation of `probability` from now on into `meter` (a Problem's bench.observe.Meter):
-        `mass_calls` += 1 per call, `mass_boxes` += the boxes it was given. The meter is held weakly, so a population
-        shared by several problems counts into each live one only (as bench.observe.count_forwards does)."""
+        """Count every evaluation of `probability` from now on into `meter` (a VerificationProblem's
+        bench.observe.Meter): `mass_calls` += 1 per call, `mass_boxes` += the boxes it was given. The meter is
+        held weakly, so a population shared by several problems counts into each live one only (as
+        bench.observe.count_forwards does)."""
         self._meters.add(meter)
 
     def __getstate__(self) -> dict:
-        """Pickled without the meters (weak references do not pickle); a Problem links its own again."""
+        """Pickled without the meters (weak references do not pickle); a VerificationProblem links its own again."""
         return {k: v for k, v in self.__dict__.items() if k != "_meters"}
 
     def __setstate__(self, state: dict) -> None:

@@ -30,7 +30,7 @@ import torch
 
 from bench.context import RunContext
 from bench.registry import task
-from tasks.verification import Problem
+from tasks.verification import VerificationProblem
 from tasks.verification._formula import Not, Prob, all_of, any_of, inp, out
 from tasks.verification._network import Network, affine_then, one_thread
 from tasks.verification._nnet import acasxu_path, read_nnet
@@ -89,7 +89,7 @@ def random_network(rng: np.random.Generator) -> Network:
 
 @task(family="verification", config=Config, version=1, smallest=SMALLEST)
 @one_thread
-def build(config: Config, ctx: RunContext) -> Problem:
+def build(config: Config, ctx: RunContext) -> VerificationProblem:
     """Reads the .nnet file (or draws the random stand-in from ctx.rng)."""
     if config.network == "random":
         net, lo, hi = random_network(ctx.rng), BOX_MIN, BOX_MAX
@@ -99,4 +99,4 @@ def build(config: Config, ctx: RunContext) -> Problem:
     space = InputSpace(lo.copy(), hi.copy(), NAMES)
     population = Population(space, (Component(1.0, tuple(Uniform(d, lo[d], hi[d]) for d in range(5))),))
     violation = Prob("P(violation|region)", Not(safe(config.property)), region(config.property))
-    return Problem(f"acasxu {config.network} property {config.property}", net, population, target=violation)
+    return VerificationProblem(f"acasxu {config.network} property {config.property}", net, population, target=violation)

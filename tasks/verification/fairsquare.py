@@ -30,7 +30,7 @@ import torch
 
 from bench.context import RunContext
 from bench.registry import task
-from tasks.verification import Problem
+from tasks.verification import VerificationProblem
 from tasks.verification._formula import Prob, all_of, inp, out
 from tasks.verification._network import Network, affine_then
 from tasks.verification._population import (Component, Discrete, InputSpace, Normal, Population,
@@ -131,7 +131,7 @@ def instance(config: Config) -> tuple[Network, Population]:
 
 
 @task(family="verification", config=Config, version=2, smallest=SMALLEST)  # 2: score counts mass_calls, mass_boxes
-def build(config: Config, ctx: RunContext) -> Problem:
+def build(config: Config, ctx: RunContext) -> VerificationProblem:
     """The instance is deterministic; ctx is unused."""
     net, pop = instance(config)
     hi = out(0) < out(1)
@@ -140,4 +140,4 @@ def build(config: Config, ctx: RunContext) -> Problem:
     male = Prob("P(hi|male)", hi, all_of(inp(2) >= 1.0, *conditions))
     ratio = female / male
     name = f"fairsquare {config.network} {config.population}" + (" qualified" if config.qualified else "")
-    return Problem(name, net, pop, target=ratio, spec=ratio > 1 - config.epsilon)
+    return VerificationProblem(name, net, pop, target=ratio, spec=ratio > 1 - config.epsilon)

@@ -31,7 +31,7 @@ import torch
 
 from bench.context import RunContext
 from bench.registry import task
-from tasks.verification import Problem
+from tasks.verification import VerificationProblem
 from tasks.verification._exact import exact_probabilities
 from tasks.verification._formula import Prob, inp, out
 from tasks.verification._network import Network, one_thread
@@ -122,7 +122,7 @@ def train_classifier(pop: Population, hidden: int, rng: np.random.Generator, gen
 
 @task(family="verification", config=Config, version=1, smallest=SMALLEST)
 @one_thread
-def build(config: Config, ctx: RunContext) -> Problem:
+def build(config: Config, ctx: RunContext) -> VerificationProblem:
     """Draws the BN and trains the classifier from the task's streams; enumerates the truth when small."""
     pop = population(config.variables, ctx.rng)
     net = train_classifier(pop, config.hidden, ctx.rng, ctx.torch_generator)
@@ -134,4 +134,4 @@ def build(config: Config, ctx: RunContext) -> Problem:
     exact = None
     if pop.support_size() <= config.exact_limit:
         exact = exact_probabilities(net, pop, [female, male])
-    return Problem(f"mini_acs_income k={config.variables}", net, pop, target=ratio, spec=spec, exact=exact)
+    return VerificationProblem(f"mini_acs_income k={config.variables}", net, pop, target=ratio, spec=spec, exact=exact)

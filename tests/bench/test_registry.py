@@ -64,7 +64,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bench.registry import method
-from tasks.performative import Result
+from tasks.performative import PerformativeResult
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def solve(problem, config, ctx):
     theta = problem.theta0.copy()
     for _ in range(config.T):
         theta = theta - 0.5 * problem.mean_gradient(theta, None)
-    return Result(theta, np.array([config.T]), theta[None, :], None)
+    return PerformativeResult(theta, np.array([config.T]), theta[None, :], None)
 '''
 
 

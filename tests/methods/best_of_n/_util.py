@@ -3,21 +3,21 @@
 import numpy as np
 
 from bench.context import RunContext
-from tasks.best_of_n import Problem, score
+from tasks.best_of_n import BestOfNProblem, score
 
 
 def problem(probs, n, rewards=None):
     probs = np.asarray(probs, dtype=float)
     rewards = np.arange(float(probs.size)) if rewards is None else np.asarray(rewards, dtype=float)
-    return Problem(n=n, probs=probs / probs.sum(), rewards=rewards)
+    return BestOfNProblem(n=n, probs=probs / probs.sum(), rewards=rewards)
 
 
 def continuous(n):
-    return Problem(n=n, probs=None, rewards=None)
+    return BestOfNProblem(n=n, probs=None, rewards=None)
 
 
 def run(module, prob, seed=0, **config):
-    """(Result, scores) of a method module on a problem."""
+    """(BestOfNResult, scores) of a method module on a problem."""
     ctx = RunContext(seed=seed)
     result = module.solve(prob, module.Config(**config), ctx)
     return result, score(prob, result), ctx

@@ -7,7 +7,7 @@ import torch
 
 from bench.context import RunContext
 from methods.causal import _common, cam, direct_lingam, ges, notears_mlp, pc, r2_sortnregress, var_sortnregress
-from tasks.causal import Problem, score
+from tasks.causal import CausalProblem, score
 
 
 def make(data, *edges):
@@ -15,7 +15,7 @@ def make(data, *edges):
     adj = np.zeros((d, d), dtype=int)
     for i, j in edges:
         adj[i, j] = 1
-    return Problem(data=data, adjacency=adj, names=tuple(f"X{i}" for i in range(d)))
+    return CausalProblem(data=data, adjacency=adj, names=tuple(f"X{i}" for i in range(d)))
 
 
 def test_causallearn_graph_encoding():

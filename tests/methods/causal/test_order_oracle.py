@@ -6,7 +6,7 @@ import pytest
 
 from bench.context import RunContext
 from methods.causal import order_oracle
-from tasks.causal import Problem, reversals, score
+from tasks.causal import CausalProblem, reversals, score
 from tasks.causal.anm_synthetic import Config, build
 
 
@@ -23,7 +23,7 @@ def permuted_chain(n=2000, seed=0):
         data[:, col] = x[k]
         if k:
             adj[columns[k - 1], col] = 1
-    return Problem(data=data, adjacency=adj, names=("A", "B", "C", "D"))
+    return CausalProblem(data=data, adjacency=adj, names=("A", "B", "C", "D"))
 
 
 def test_the_true_order_has_no_reversals_and_prunes_the_linear_chain_exactly():

@@ -8,7 +8,7 @@ import pytest
 
 from bench.context import RunContext
 from methods.dro import kg_wdro_multi, kg_wdro_strong, kg_wdro_weak, wdro
-from tasks.dro import Problem
+from tasks.dro import DROProblem
 from tests.methods.dro import _direct
 
 
@@ -20,7 +20,7 @@ def make_problem(kind="regression", n=8, d=3, m=1, seed=0, p=2):
     eta = x @ beta
     y = np.where(rng.random(n) < 1 / (1 + np.exp(-eta)), 1.0, -1.0) if kind == "classification" \
         else eta + 0.5 * rng.standard_normal(n)
-    return Problem(kind=kind, penalty_norm=p, x_train=x, y_train=y, x_val=x, y_val=y, x_test=x, y_test=y,
+    return DROProblem(kind=kind, penalty_norm=p, x_train=x, y_train=y, x_val=x, y_val=y, x_test=x, y_test=y,
                    theta=theta, x_source=(), y_source=(), beta=beta)
 
 
@@ -88,7 +88,7 @@ def test_large_radius_lands_in_span_of_theta_and_equals_ols_on_the_knowledge_fea
 
 def test_sign_and_scale_of_theta_do_not_matter():
     problem = make_problem(n=15, d=6, seed=5)
-    flipped = Problem(**{**problem.__dict__, "theta": -3.0 * problem.theta})
+    flipped = DROProblem(**{**problem.__dict__, "theta": -3.0 * problem.theta})
     for p in (1, 2):
         np.testing.assert_allclose(fit(kg_wdro_strong, problem, delta=0.5, p=p),
                                    fit(kg_wdro_strong, flipped, delta=0.5, p=p), atol=1e-6)
@@ -106,7 +106,7 @@ def test_validation_search_picks_the_grid_point_with_least_validation_error():
     problem = make_problem(n=20, d=6, seed=7)
     rng = np.random.default_rng(8)
     xv = rng.standard_normal((20, 6))
-    problem = Problem(**{**problem.__dict__, "x_val": xv, "y_val": xv @ problem.beta})
+    problem = DROProblem(**{**problem.__dict__, "x_val": xv, "y_val": xv @ problem.beta})
     result = kg_wdro_strong.solve(problem, kg_wdro_strong.Config(n_delta=5), RunContext(seed=0))
     grid = np.logspace(-4, 1, 5)
     errors = [np.mean((problem.y_val - xv @ fit(kg_wdro_strong, problem, delta=g)) ** 2) for g in grid]

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from scipy.integrate import quad
 
-from tasks.best_of_n import (METRICS, Problem, Result, bon_kl, bon_pmf, bon_win_rate, collision_probability,
-                             estimator_term, expected_estimator, kl_formula, mid_quantiles, score,
-                             win_rate_bound)
+from tasks.best_of_n import (METRICS, BestOfNProblem, BestOfNResult, bon_kl, bon_pmf, bon_win_rate,
+                             collision_probability, estimator_term, expected_estimator, kl_formula, mid_quantiles,
+                             score, win_rate_bound)
 
 
 def brute_force(probs, rewards, n):
@@ -32,7 +32,7 @@ def random_problem(rng, n, L=None, ties=True):
     L = L or int(rng.integers(1, 60))
     probs = rng.dirichlet(np.full(L, float(rng.choice([0.05, 0.3, 1.0, 5.0]))))
     rewards = rng.integers(0, 4, size=L).astype(float) if ties else rng.standard_normal(L)
-    return Problem(n=n, probs=probs / probs.sum(), rewards=rewards)
+    return BestOfNProblem(n=n, probs=probs / probs.sum(), rewards=rewards)
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -41,7 +41,7 @@ def test_pmf_and_win_rate_match_brute_force_with_ties(seed):
     L, n = int(rng.integers(1, 6)), int(rng.integers(1, 5))
     probs = rng.dirichlet(np.ones(L))
     rewards = rng.integers(0, 3, size=L).astype(float)  # ties on purpose
-    problem = Problem(n=n, probs=probs, rewards=rewards)
+    problem = BestOfNProblem(n=n, probs=probs, rewards=rewards)
     pmf, win = brute_force(problem.probs, rewards, n)
     np.testing.assert_allclose(bon_pmf(problem), pmf, rtol=1e-12, atol=1e-15)
     assert bon_win_rate(problem) == pytest.approx(win, abs=1e-13)
@@ -49,7 +49,7 @@ def test_pmf_and_win_rate_match_brute_force_with_ties(seed):
 
 def test_ties_follow_the_index_order():
     # three outcomes with the same reward: the order is the index, so π_n = F^n − F⁻^n on 0 < 1 < 2
-    problem = Problem(n=3, probs=np.array([0.2, 0.5, 0.3]), rewards=np.zeros(3))
+    problem = BestOfNProblem(n=3, probs=np.array([0.2, 0.5, 0.3]), rewards=np.zeros(3))
     F = np.array([0.2, 0.7, 1.0])
     np.testing.assert_allclose(bon_pmf(problem), F**3 - np.concatenate(([0.0], F[:-1]))**3, rtol=1e-14)
     np.testing.assert_allclose(mid_quantiles(problem), [0.1, 0.45, 0.85], rtol=1e-14)
@@ -58,7 +58,7 @@ def test_ties_follow_the_index_order():
 def test_pmf_keeps_mass_far_below_machine_precision():
     # a top outcome of mass 1e-20: F⁻ rounds to 1, yet π_n(top) = 1 − (1 − 1e-20)^n ≈ n·1e-20
     probs = np.array([0.5, 0.5 - 1e-20, 1e-20])
-    problem = Problem(n=1000, probs=probs, rewards=np.arange(3.0))
+    problem = BestOfNProblem(n=1000, probs=probs, rewards=np.arange(3.0))
     assert bon_pmf(problem)[2] == pytest.approx(1000 * 1e-20, rel=1e-9)
     assert bon_pmf(problem).sum() == pytest.approx(1.0, abs=1e-12)
 
@@ -66,12 +66,12 @@ def test_pmf_keeps_mass_far_below_machine_precision():
 def test_pmf_sums_to_one_for_huge_n_and_many_outcomes():
     rng = np.random.default_rng(0)
     probs = rng.dirichlet(np.ones(200_000))
-    problem = Problem(n=100_000, probs=probs, rewards=rng.standard_normal(probs.size))
+    problem = BestOfNProblem(n=100_000, probs=probs, rewards=rng.standard_normal(probs.size))
     assert bon_pmf(problem).sum() == pytest.approx(1.0, abs=1e-9)
 
 
 def test_zero_probability_outcomes_get_no_mass():
-    problem = Problem(n=5, probs=np.array([0.0, 0.6, 0.0, 0.4]), rewards=np.array([3.0, 0.0, 2.0, 1.0]))
+    problem = BestOfNProblem(n=5, probs=np.array([0.0, 0.6, 0.0, 0.4]), rewards=np.array([3.0, 0.0, 2.0, 1.0]))
     pmf = bon_pmf(problem)
     assert pmf[0] == 0 and pmf[2] == 0
     np.testing.assert_allclose(pmf[[1, 3]], [0.6**5, 1 - 0.6**5], rtol=1e-14)
@@ -105,7 +105,7 @@ def test_win_rate_of_best_of_one_is_one_half():
 def test_gap_grows_like_log_n_eps_when_the_top_is_heavy():
     # two equiprobable outcomes (ε∞ = 1/2): KL → log 2, so the gap − log(n ε∞) → −1
     for n in (1000, 10_000, 100_000):
-        problem = Problem(n=n, probs=np.array([0.5, 0.5]), rewards=np.array([0.0, 1.0]))
+        problem = BestOfNProblem(n=n, probs=np.array([0.5, 0.5]), rewards=np.array([0.0, 1.0]))
         gap = kl_formula(n) - bon_kl(problem)
         assert gap - math.log(n * 0.5) == pytest.approx(-1.0, abs=2.0 / n + 1e-9)
 
@@ -141,7 +141,7 @@ def test_estimator_term_on_a_discretised_continuum():
     for eps in (0.01, 0.2):
         probs = np.full(L, (1 - eps) / (L - 1))
         probs[-1] = eps
-        problem = Problem(n=n, probs=probs, rewards=np.arange(float(L)))
+        problem = BestOfNProblem(n=n, probs=probs, rewards=np.arange(float(L)))
         assert bon_kl(problem) == pytest.approx(float(estimator_term(eps, n)), abs=1e-4)
 
 
@@ -149,30 +149,30 @@ def test_estimator_term_on_a_discretised_continuum():
 
 def test_score_reports_only_declared_metrics_and_one_primary():
     assert sum(m.primary for m in METRICS.values()) == 1
-    problem = Problem(n=4, probs=np.array([0.25, 0.25, 0.5]), rewards=np.array([1.0, 0.0, 2.0]))
-    scores = score(problem, Result(kl=0.3, win_rate=0.7, strength=0.5))
+    problem = BestOfNProblem(n=4, probs=np.array([0.25, 0.25, 0.5]), rewards=np.array([1.0, 0.0, 2.0]))
+    scores = score(problem, BestOfNResult(kl=0.3, win_rate=0.7, strength=0.5))
     assert set(scores) <= set(METRICS)
     assert scores["abs_error_to_exact"] == pytest.approx(abs(0.3 - bon_kl(problem)))
     assert scores["gap_to_formula_bound"] == pytest.approx(kl_formula(4) - bon_kl(problem))
     assert scores["win_rate_advantage"] == pytest.approx(0.7 - bon_win_rate(problem))
     assert scores["renyi2_entropy"] == pytest.approx(-math.log(0.375))
-    assert "win_rate" not in score(problem, Result(kl=0.3))
+    assert "win_rate" not in score(problem, BestOfNResult(kl=0.3))
 
 
 def test_score_measures_a_policy_itself():
-    problem = Problem(n=3, probs=np.array([0.5, 0.5]), rewards=np.array([0.0, 1.0]))
-    scores = score(problem, Result(kl=123.0, win_rate=0.0, policy=np.array([0.0, 1.0])))
+    problem = BestOfNProblem(n=3, probs=np.array([0.5, 0.5]), rewards=np.array([0.0, 1.0]))
+    scores = score(problem, BestOfNResult(kl=123.0, win_rate=0.0, policy=np.array([0.0, 1.0])))
     assert scores["kl_estimate"] == pytest.approx(math.log(2))
     assert scores["win_rate"] == pytest.approx(0.75)
     with pytest.raises(ValueError):
-        score(problem, Result(kl=0.0, policy=np.array([0.5, 0.2])))
+        score(problem, BestOfNResult(kl=0.0, policy=np.array([0.5, 0.2])))
 
 
 def test_continuous_problem_uses_the_limits():
-    problem = Problem(n=16, probs=None, rewards=None)
+    problem = BestOfNProblem(n=16, probs=None, rewards=None)
     assert bon_kl(problem) == kl_formula(16) and bon_win_rate(problem) == 16 / 17
     assert expected_estimator(problem) == pytest.approx(kl_formula(16), abs=1e-15)
-    scores = score(problem, Result(kl=1.0))
+    scores = score(problem, BestOfNResult(kl=1.0))
     assert "renyi2_entropy" not in scores and scores["gap_bound_renyi"] == 0.0
 
 
@@ -185,4 +185,4 @@ def test_continuous_problem_uses_the_limits():
 ])
 def test_problem_rejects_bad_input(kwargs):
     with pytest.raises(ValueError):
-        Problem(**kwargs)
+        BestOfNProblem(**kwargs)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from tasks.causal import Problem, Result, reversals, score, shd_and_counts, sid
+from tasks.causal import CausalProblem, CausalResult, reversals, score, shd_and_counts, sid
 
 
 def adj(d, *edges):
@@ -17,7 +17,7 @@ CHAIN4 = adj(4, (0, 1), (1, 2), (2, 3))
 
 
 def problem(true):
-    return Problem(data=np.zeros((5, true.shape[0])), adjacency=true, names=tuple("abcdefgh"[: true.shape[0]]))
+    return CausalProblem(data=np.zeros((5, true.shape[0])), adjacency=true, names=tuple("abcdefgh"[: true.shape[0]]))
 
 
 def test_dag_estimate_counts_extra_missing_and_reversed_once():
@@ -36,7 +36,7 @@ def test_undirected_edge_on_a_true_edge_costs_no_shd_but_one_false_positive():
     assert out["precision"] == pytest.approx(3 / 4) and out["recall"] == 1.0
     assert out["f1"] == pytest.approx(6 / 7)
     assert out["n_edges"] == 3
-    scores = score(problem(CHAIN4), Result(adjacency=est))
+    scores = score(problem(CHAIN4), CausalResult(adjacency=est))
     assert "sid" not in scores  # a CPDAG has an SID interval, not a value
 
 
@@ -52,7 +52,7 @@ def test_empty_estimate():
 
 
 def test_perfect_estimate():
-    s = score(problem(CHAIN4), Result(adjacency=CHAIN4, order=np.array([0, 1, 2, 3]), runtime_s=1.5))
+    s = score(problem(CHAIN4), CausalResult(adjacency=CHAIN4, order=np.array([0, 1, 2, 3]), runtime_s=1.5))
     assert (s["shd"], s["f1"], s["sid"], s["rev"], s["rev_rate"], s["runtime_s"]) == (0, 1, 0, 0, 0, 1.5)
 
 
@@ -62,7 +62,7 @@ def test_reversal_count_is_ancestor_pairs_ordered_wrongly():
     v = adj(3, (0, 2), (1, 2))                                   # 0 and 1 unrelated
     assert reversals(v, np.array([1, 0, 2])) == 0
     assert reversals(v, np.array([2, 0, 1])) == 2
-    s = score(problem(CHAIN4), Result(adjacency=CHAIN4, order=np.array([1, 0, 2, 3])))
+    s = score(problem(CHAIN4), CausalResult(adjacency=CHAIN4, order=np.array([1, 0, 2, 3])))
     assert s["rev_rate"] == pytest.approx(1 / 6)
     with pytest.raises(ValueError, match="permutation"):
         reversals(CHAIN4, np.array([0, 0, 1, 2]))
@@ -83,8 +83,8 @@ def test_sid_hand_computed():
 
 def test_score_rejects_malformed_estimates():
     with pytest.raises(ValueError, match="binary"):
-        score(problem(CHAIN4), Result(adjacency=np.eye(4, dtype=int)))
+        score(problem(CHAIN4), CausalResult(adjacency=np.eye(4, dtype=int)))
     with pytest.raises(ValueError, match="binary"):
-        score(problem(CHAIN4), Result(adjacency=np.zeros((3, 3))))
+        score(problem(CHAIN4), CausalResult(adjacency=np.zeros((3, 3))))
     with pytest.raises(ValueError, match="DAG"):
         problem(adj(2, (0, 1), (1, 0)))

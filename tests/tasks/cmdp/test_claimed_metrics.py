@@ -2,7 +2,7 @@
 
 R_T, V_T, their slopes and the reward-ratio margin come from the occupancy measures of the returned policies under
 the task's kernel and means; the horizon is the task's. The multipliers λ_t are the method's internal state
-(`Result.lambdas`): max_lambda, which one check reads (multipliers-bounded), is still what the method says they were
+(`CMDPResult.lambdas`): max_lambda, which one check reads (multipliers-bounded), is still what the method says they were
 (docs/metrics-audit.md, open item). They cannot be recomputed from the outputs and the checked config either: each
 method's dual step λ_{t+1} = Π(λ_t + η_λ(ĉ_t − α)) is driven by a cost signal ĉ_t that is neither returned nor seen by
 the task. bobw_po sums the realised costs G_t (drawn with the method's own rng through `sample_costs`) over the

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from bench.context import RunContext
-from tasks.cmdp import Result, score
+from tasks.cmdp import CMDPResult, score
 from tasks.cmdp import _model
 from tasks.cmdp import cmdp_adversarial, cmdp_stochastic
 
@@ -56,7 +56,7 @@ def test_playing_the_lp_optimum_scores_zero_regret_and_no_violation():
     p = make(cmdp_stochastic, T=50)
     q = p.q_opt
     pi = np.where(q.sum(1, keepdims=True) > 1e-12, q / np.maximum(q.sum(1, keepdims=True), 1e-300), 1 / p.n_actions)
-    s = score(p, Result(policies=np.repeat(pi[None], p.T, axis=0), lambdas=None))
+    s = score(p, CMDPResult(policies=np.repeat(pi[None], p.T, axis=0), lambdas=None))
     assert s["regret"] == pytest.approx(0.0, abs=1e-7)
     assert s["violation"] <= 1e-7 and s["reward_ratio"] == pytest.approx(1.0)
     assert s["ratio_bound"] == pytest.approx(0.3 / 4.3)
@@ -67,5 +67,5 @@ def test_uniform_policy_regret_is_linear_with_the_lp_gap():
     p = make(cmdp_stochastic, T=40)
     pi = np.full((p.n_states, p.n_actions), 1 / p.n_actions)
     per_episode = float(np.sum(_model.occupancy(p.P, p.layers, pi) * p.r_means[0]))
-    s = score(p, Result(policies=np.repeat(pi[None], p.T, axis=0), lambdas=None))
+    s = score(p, CMDPResult(policies=np.repeat(pi[None], p.T, axis=0), lambdas=None))
     assert s["regret"] == pytest.approx(p.T * (p.opt - per_episode))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bench.context import RunContext
-from tasks.dro import Result, multi_source_linear, score, strong_transfer_logistic, weak_transfer_linear
+from tasks.dro import DROResult, multi_source_linear, score, strong_transfer_logistic, weak_transfer_linear
 
 
 def build(module, seed=0, **cfg):
@@ -83,12 +83,12 @@ def test_sim3_each_source_sample_follows_its_own_theta():
 def test_score_of_the_truth_is_zero_error_and_the_oracle():
     for module in (strong_transfer_logistic, weak_transfer_linear, multi_source_linear):
         p = build(module, n_test=500, n_source=10)
-        s = score(p, Result(coef=p.beta.copy()))
+        s = score(p, DROResult(coef=p.beta.copy()))
         assert s["coef_error"] == 0.0
         key = "test_accuracy" if p.kind == "classification" else "test_r2"
         assert s[key] == s["oracle_score"]
     p = build(weak_transfer_linear, n_test=500, n_source=10)
-    assert score(p, Result(coef=np.zeros(100)))["coef_error"] == pytest.approx(np.linalg.norm(p.beta))
+    assert score(p, DROResult(coef=np.zeros(100)))["coef_error"] == pytest.approx(np.linalg.norm(p.beta))
 
 
 def test_bad_configs_are_refused():

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from bench.registry import method
 from methods.performative import pcsgd
-from tasks.performative import Problem, Result
+from tasks.performative import PerformativeProblem, PerformativeResult
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class Config:
 
 
 @method(family="performative", config=Config)
-def solve(problem: Problem, config: Config, ctx) -> Result:
+def solve(problem: PerformativeProblem, config: Config, ctx) -> PerformativeResult:
     honest = pcsgd.solve(problem, pcsgd.Config(T=config.T, c=config.c), ctx)
     return dataclasses.replace(honest, declared={"c": config.c * config.declare_factor},
                                steps=honest.steps * config.steps_factor)

@@ -2,12 +2,13 @@
 x-axis is the samples the method drew, counted by the task (issue 23).
 
 final_gap is ‖θ_T − θ_PS‖² of the returned last iterate; shifted_modulus is the instance's. limit_rel_error compares
-the gap with the bias theory predicts at θ_∞(c), for the clip threshold c the Result declares (`declared`, under its
-Config field `c`): bench.execute checks the declaration against the cell's config (bench.observe.check_declared), so
-a misdeclared threshold is a Misreport and the run is not scored. The rate claim's curve `gap` reads the record of the
-sampler the problem handed the method (`Problem.sampler()`): every gradient drawn from D(θ) is counted there, and each
-recorded iterate is stamped with the count, so the curve's x is the samples drawn, observed; a Result whose copy of
-the steps differs, iterates no sampler recorded, and draws on a second sampler are refused (Misreport).
+the gap with the bias theory predicts at θ_∞(c), for the clip threshold c the PerformativeResult declares
+(`declared`, under its Config field `c`): bench.execute checks the declaration against the cell's config
+(bench.observe.check_declared), so a misdeclared threshold is a Misreport and the run is not scored. The rate
+claim's curve `gap` reads the record of the sampler the problem handed the method (`PerformativeProblem.sampler()`):
+every gradient drawn from D(θ) is counted there, and each recorded iterate is stamped with the count, so the curve's
+x is the samples drawn, observed; a PerformativeResult whose copy of the steps differs, iterates no sampler
+recorded, and draws on a second sampler are refused (Misreport).
 """
 
 import dataclasses
@@ -22,7 +23,7 @@ from bench.execute import execute
 from bench.observe import Misreport, check_declared, observing
 from bench.registry import Listing
 from methods.performative import pcsgd
-from tasks.performative import Result, trace
+from tasks.performative import PerformativeResult, trace
 from tasks.performative.performative import SMALLEST, Config, build
 from tests.tasks._claimed import (OBSERVED, OUTPUT, PROBLEM, REGISTRY, assert_unmoved, claimed_metrics, lie, pairs,
                                   solved)
@@ -95,17 +96,17 @@ def test_samples_drawn_on_another_sampler_are_refused(problem):
 
 def test_every_draw_counts_on_the_curve(problem):
     """A loop that draws two gradients per step, recording every step: its curve runs at 2, 4, 6, whatever steps
-    its Result states."""
+    its PerformativeResult states."""
     with observing(problem):
         sampler, theta = problem.sampler(), problem.theta0.copy()
         for t in range(3):
             theta = theta - 0.1 * (sampler.gradient(theta, t) + sampler.gradient(theta, t + 1))
             sampler.record(theta)
     steps, iterates = sampler.record_arrays()
-    assert trace(problem, Result(theta, steps, iterates))["gap"][-1][0] == 6
-    assert [s for s, _ in trace(problem, Result(theta, steps, iterates))["gap"]] == [2, 4, 6]
+    assert trace(problem, PerformativeResult(theta, steps, iterates))["gap"][-1][0] == 6
+    assert [s for s, _ in trace(problem, PerformativeResult(theta, steps, iterates))["gap"]] == [2, 4, 6]
     with pytest.raises(Misreport):
-        trace(problem, Result(theta, np.array([1, 2, 3]), iterates))
+        trace(problem, PerformativeResult(theta, np.array([1, 2, 3]), iterates))
 
 
 def test_the_harness_refuses_a_lying_method_and_scores_an_honest_one():

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from bench.context import RunContext
-from tasks.performative import Result, score
+from tasks.performative import PerformativeResult, score
 from tasks.performative.performative import Config, build
 
 
@@ -102,10 +102,10 @@ def test_rejects_beta_without_a_contracting_shift(beta):
 def test_score_of_the_exact_answers():
     problem = make()
     steps = np.array([1])
-    exact = score(problem, Result(problem.theta_ps, steps, problem.theta_ps[None]))
+    exact = score(problem, PerformativeResult(problem.theta_ps, steps, problem.theta_ps[None]))
     assert exact["final_gap"] == 0 and exact["stationarity"] < 1e-24
     theta_inf = problem.clipped_fixed_point(1.0)
-    biased = score(problem, Result(theta_inf, steps, theta_inf[None], declared={"c": 1.0}))
+    biased = score(problem, PerformativeResult(theta_inf, steps, theta_inf[None], declared={"c": 1.0}))
     assert biased["limit_gap"] == 0 and biased["limit_rel_error"] == 0
     assert biased["final_gap"] == pytest.approx(3.530, abs=1e-3)
 
@@ -115,6 +115,6 @@ def test_a_declared_infinite_threshold_is_unbiased():
     """c = ∞ never clips: the limit is θ_PS, as for a result that declares nothing."""
     problem = make()
     theta = problem.theta_ps + 0.5
-    nothing, infinite = (score(problem, Result(theta, np.array([1]), theta[None], declared=d))
+    nothing, infinite = (score(problem, PerformativeResult(theta, np.array([1]), theta[None], declared=d))
                          for d in ({}, {"c": float("inf")}))
     assert nothing == infinite and nothing["predicted_gap"] == 0 and "limit_rel_error" not in nothing

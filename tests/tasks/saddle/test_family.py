@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bench.context import RunContext
-from tasks.saddle import (Result, condition_numbers, effective_smoothness, first_reach, haar_orthogonal,
+from tasks.saddle import (SaddleResult, condition_numbers, effective_smoothness, first_reach, haar_orthogonal,
                           linear_fit, score_record, spectrum, trace_record)
 from tasks.saddle import saddle_coupling_curvature as r4
 
@@ -62,7 +62,7 @@ def test_score_reads_the_counts_at_the_first_record_below_target():
     p = make(d=6)
     # a synthetic run: error 10^{-k/10} after k rounds of (1 ∇f, 1 ∇g, 2 B, 1 Bᵀ)
     rows = [(k, k, 2 * k, k, 10 ** (-k / 10)) for k in range(0, 121)]
-    result = Result(p.x_star.copy(), p.y_star.copy(), np.array(rows, float), "target")
+    result = SaddleResult(p.x_star.copy(), p.y_star.copy(), np.array(rows, float), "target")
     s = score_record(p, result.x, result.y, result.history)  # score itself reads only an oracle's own record
     k = first_reach(result.history, 1e-8)
     assert k in (80, 81)  # 10^(-80/10) is 1e-8 up to rounding

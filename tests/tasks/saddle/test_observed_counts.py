@@ -1,7 +1,7 @@
 """The saddle counts are the oracle's record, not the method's word (issue 23).
 
 Every oracle call is counted by the task's `Oracle` where it happens, and the problem keeps the oracles it hands
-out (`problem.meter`); `score` reads the counts from the record of that oracle, so a Result whose history was
+out (`problem.meter`); `score` reads the counts from the record of that oracle, so a SaddleResult whose history was
 edited, made up, or whose oracle calls went partly through another oracle is refused (Misreport). Every registered
 saddle method's history is its oracle's record, so its metrics are those of the record.
 """
@@ -15,7 +15,7 @@ from bench.context import RunContext
 from bench.observe import Misreport, observing
 from bench.registry import Registry
 from methods.saddle import extragradient
-from tasks.saddle import Result, observed_history, score, score_record, trace, trace_record
+from tasks.saddle import SaddleResult, observed_history, score, score_record, trace, trace_record
 from tasks.saddle import saddle_sc_sc
 from tests.tasks._claimed import OBSERVED, PROBLEM, claimed_metrics
 
@@ -66,7 +66,7 @@ def test_an_edited_count_is_refused(column):
 def test_a_made_up_history_is_refused():
     problem = _problem()
     rows = [(k, k, 2 * k, k, 10 ** (-k / 10)) for k in range(0, 121)]  # a perfect linear rate, no oracle behind it
-    made_up = Result(problem.x_star.copy(), problem.y_star.copy(), np.array(rows, float), "target")
+    made_up = SaddleResult(problem.x_star.copy(), problem.y_star.copy(), np.array(rows, float), "target")
     assert score_record(problem, made_up.x, made_up.y, made_up.history)["reached"] == 1.0
     with pytest.raises(Misreport, match="not the record of any"):
         score(problem, made_up)

@@ -26,7 +26,7 @@ from bench.execute import execute
 from bench.observe import observing
 from bench.registry import Registry
 from methods.verification import enumeration, pv
-from tasks.verification import Problem, score
+from tasks.verification import VerificationProblem, score
 from tasks.verification._population import Population
 from tasks.verification.fairsquare import Config as FairSquare, build as fairsquare
 from tasks.verification.mini_acs_income import Config, build
@@ -136,7 +136,8 @@ def test_a_method_understating_its_iterations_leaves_the_observed_work_where_it_
 
 def test_a_population_shared_by_two_problems_counts_into_each_live_one():
     first = _problem()
-    second = Problem("a second problem", first.network, first.population, first.target, first.spec, first.exact)
+    second = VerificationProblem("a second problem", first.network, first.population, first.target, first.spec,
+                                 first.exact)
     first.population.probability(first.population.space.lb, first.population.space.ub)
     assert first.meter.reading()["mass_calls"] == second.meter.reading()["mass_calls"] == 1
     dropped, population, meter = weakref.ref(first.meter), second.population, second.meter
