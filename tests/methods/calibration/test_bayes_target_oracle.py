@@ -12,7 +12,7 @@ from bench.context import RunContext
 from methods.calibration import bayes_target_oracle as oracle
 from methods.calibration._sft import sft_loss
 from tasks.calibration import option_probs, score
-from tests.tasks.calibration.test_sft_calibration import small_world  # noqa: F401 - shared session fixture
+from tests.tasks.calibration.test_sft_calibration import cache_root, small_world  # noqa: F401 - shared session fixtures
 
 
 def test_targets_are_each_sft_facts_true_distribution(small_world):  # noqa: F811

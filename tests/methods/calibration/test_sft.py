@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from bench.context import RunContext
 from methods.calibration import sft_ce, sft_label_smoothing
 from methods.calibration._sft import sft_loss
-from tests.tasks.calibration.test_sft_calibration import small_world  # noqa: F401 - shared session fixture
+from tests.tasks.calibration.test_sft_calibration import cache_root, small_world  # noqa: F401 - shared session fixtures
 
 
 @pytest.mark.parametrize("beta", [0.0, 0.1])
