@@ -51,6 +51,11 @@ def splits(problem: PairedProblem, device: str) -> tuple[Split, Split, tuple[tor
     return train, test, classes
 
 
+def as_tokens(tokens: np.ndarray, mask: np.ndarray, device: str | torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token features and their mask as the tensors `splits` makes (float32, bool) on a model's device."""
+    return torch.as_tensor(tokens, dtype=torch.float32, device=device), torch.as_tensor(mask, device=device)
+
+
 def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """mean over the real tokens: (B, T, D), (B, T) → (B, D)."""
     m = mask.to(x.dtype)[..., None]

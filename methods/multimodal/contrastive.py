@@ -10,7 +10,8 @@ encoders"). Each modality m gets a trainable tower over its frozen tokens, poole
 
 both directions in every step (CLIP's symmetric loss; no predictor, no regularisation loss). AdamW
 with CLIP's weight decay 0.2 and a linear-warmup + cosine learning rate. Retrieval and zero-shot
-classification score cos(z_img, z_txt) (the class prompts go through the text tower).
+classification score cos(z_img, z_txt) (the class prompts go through the text tower); the trained
+towers are returned and the judge runs them on the test pairs.
 
 Fidelity: approximate. CLIP trains its encoders end to end with a linear projection on top; here the
 encoders are frozen (the same features as M3-JEPA gets) and the trainable part is a two-layer token
@@ -29,8 +30,8 @@ from torch import nn
 
 from bench.context import RunContext
 from bench.registry import method
-from methods.multimodal._common import (adamw, batches_per_epoch, cosine, info_nce, masked_mean, minibatches, schedule,
-                                        seeded_torch, set_schedule, splits, trainable_params)
+from methods.multimodal._common import (adamw, as_tokens, batches_per_epoch, cosine, info_nce, masked_mean, minibatches,
+                                        schedule, seeded_torch, set_schedule, splits, trainable_params)
 from tasks.multimodal import PairedProblem, RetrievalResult
 
 SMOKE = {"epochs": 2}
@@ -70,10 +71,28 @@ class Towers(nn.Module):
     def embed(self, modality: str, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return masked_mean(getattr(self, modality)(tokens), mask)              # (B, d)
 
+    # the family's interface (tasks.multimodal.Aligner): the judge runs the trained towers on the test pairs
+
+    @torch.no_grad()
+    def similarity(self, direction: str, queries: np.ndarray, query_mask: np.ndarray, candidates: np.ndarray,
+                   candidate_mask: np.ndarray) -> np.ndarray:
+        """cos(z_img, z_txt) in the one joint space: text→image is the transpose of image→text."""
+        sides = ((queries, query_mask), (candidates, candidate_mask))
+        (image, image_mask), (text, text_mask) = sides if direction == "i2t" else sides[::-1]
+        device = self.log_scale.device
+        sim = cosine(self.embed("image", *as_tokens(image, image_mask, device)),
+                     self.embed("text", *as_tokens(text, text_mask, device)))
+        return sim if direction == "i2t" else sim.T.copy()
+
+    def class_similarity(self, images: np.ndarray, image_mask: np.ndarray, prompts: np.ndarray,
+                         prompt_mask: np.ndarray) -> np.ndarray:
+        """The class prompts go through the text tower."""
+        return self.similarity("i2t", images, image_mask, prompts, prompt_mask)
+
 
 @method(family="multimodal", config=Config, smoke=SMOKE)
 def solve(problem: PairedProblem, config: Config, ctx: RunContext) -> RetrievalResult:
-    train, test, classes = splits(problem, ctx.device)
+    train, _, _ = splits(problem, ctx.device)
     with seeded_torch(ctx) as generator:
         model = Towers(problem.image_dim, problem.text_dim, config).to(ctx.device)
         optimizer = adamw(model, config.lr, config.weight_decay)
@@ -96,10 +115,4 @@ def solve(problem: PairedProblem, config: Config, ctx: RunContext) -> RetrievalR
             ctx.log(epoch + 1, loss=float(np.mean(losses)), logit_scale=model.log_scale.exp().item())
             ctx.progress((epoch + 1) / config.epochs)
             ctx.check_deadline()
-        with torch.no_grad():
-            z_img = model.embed("image", test.image, test.image_mask)
-            z_txt = model.embed("text", test.text, test.text_mask)
-            z_cls = model.embed("text", *classes)
-    sim = cosine(z_img, z_txt)
-    return RetrievalResult(sim_i2t=sim, sim_t2i=sim.T.copy(), class_sim=cosine(z_img, z_cls),
-                           trainable_params=trainable_params(model))
+    return RetrievalResult(model, trainable_params=trainable_params(model))

@@ -11,7 +11,8 @@ i.e. the prediction ("regularisation") loss alone with a squared error in place 
 agree for residuals below SmoothL1's β = 1), solved exactly. Retrieval scores cos(ŷ − ȳ, y − ȳ):
 the prediction against each candidate, both centred by the training mean of the target modality
 (without it the shared mean of all captions dominates the cosine). Zero-shot classification scores
-the image→text prediction against the encoded class prompts the same way.
+the image→text prediction against the encoded class prompts the same way. The fitted predictors are
+returned (`Ridge`: W_d and b_d are its parameters, the centres statistics) and the judge runs them.
 
 Fidelity: approximate (a baseline of this platform, standing for the paper's "MLP predictor"
 ablation at its simplest: linear instead of an MLP, least squares instead of SmoothL1 + InfoNCE).
@@ -59,16 +60,36 @@ def centred_cosine(pred: np.ndarray, candidates: np.ndarray, centre: np.ndarray)
     return a @ b.T
 
 
+@dataclass(frozen=True, eq=False)
+class Ridge:
+    """The fitted predictors behind the family's interface (tasks.multimodal.Aligner), run by the judge.
+
+    Per direction: (W_d, b_d), the trained parameters, and the target modality's training mean ȳ, the centre of the
+    cosine (a statistic of the data, like a norm's running mean: not counted as a parameter).
+    """
+
+    weights: dict[str, tuple[np.ndarray, np.ndarray]]   # direction -> (W_d, b_d)
+    centres: dict[str, np.ndarray]                       # direction -> ȳ of its target modality
+
+    def parameters(self) -> list[np.ndarray]:
+        return [array for pair in self.weights.values() for array in pair]
+
+    def similarity(self, direction: str, queries: np.ndarray, query_mask: np.ndarray, candidates: np.ndarray,
+                   candidate_mask: np.ndarray) -> np.ndarray:
+        """cos(ŷ − ȳ, y − ȳ) of each query's prediction against each candidate."""
+        w, b = self.weights[direction]
+        return centred_cosine(pooled(queries, query_mask) @ w + b, pooled(candidates, candidate_mask),
+                              self.centres[direction])
+
+    def class_similarity(self, images: np.ndarray, image_mask: np.ndarray, prompts: np.ndarray,
+                         prompt_mask: np.ndarray) -> np.ndarray:
+        """The image→text prediction against the encoded class prompts."""
+        return self.similarity("i2t", images, image_mask, prompts, prompt_mask)
+
+
 @method(family="multimodal", config=Config)
 def solve(problem: PairedProblem, config: Config, ctx: RunContext) -> RetrievalResult:
     img, txt = pooled(problem.train_image), pooled(problem.train_text, problem.train_text_mask)
-    test_img, test_txt = pooled(problem.test_image), pooled(problem.test_text, problem.test_text_mask)
-    cls = pooled(problem.class_text, problem.class_text_mask)
-    w_i2t, b_i2t = fit_ridge(img, txt, config.ridge)
-    w_t2i, b_t2i = fit_ridge(txt, img, config.ridge)
-    pred_txt = test_img @ w_i2t + b_i2t                                       # image → predicted text embedding
-    pred_img = test_txt @ w_t2i + b_t2i                                       # text → predicted image embedding
-    return RetrievalResult(sim_i2t=centred_cosine(pred_txt, test_txt, txt.mean(0)),
-                           sim_t2i=centred_cosine(pred_img, test_img, img.mean(0)),
-                           class_sim=centred_cosine(pred_txt, cls, txt.mean(0)),
-                           trainable_params=int(w_i2t.size + b_i2t.size + w_t2i.size + b_t2i.size))
+    model = Ridge(weights={"i2t": fit_ridge(img, txt, config.ridge), "t2i": fit_ridge(txt, img, config.ridge)},
+                  centres={"i2t": txt.mean(0), "t2i": img.mean(0)})
+    return RetrievalResult(model, trainable_params=sum(p.size for p in model.parameters()))

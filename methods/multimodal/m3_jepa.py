@@ -18,7 +18,9 @@ decay cosine 0.005 → 0.2; gradient clipping at 1.0; batch 120. Only the predic
 contrastive target projections) is trained: the encoders are frozen by construction (the problem
 holds their features). Retrieval scores the contrastive branch (cos(c_src, c_tgt)) or, with
 `retrieval_branch="prediction"`, the prediction branch (cos(ŷ, y)); zero-shot classification uses
-the image→text direction against the encoded class prompts.
+the image→text direction against the encoded class prompts. The trained predictor is returned
+(`Aligned`): the judge runs it on the test pairs, counts its parameters and reads its gate's routing;
+the reported parameter count and expert usage are checked against that.
 
 Fidelity: approximate. The mechanism (predictor, losses, AGD, schedules, initialisation) follows the
 released code; scaled down to H = 64, E = 4, k = 2 (paper 2048 / 12 / 4) and 60 epochs without
@@ -39,8 +41,8 @@ import torch.nn.functional as F
 
 from bench.context import RunContext
 from bench.registry import method
-from methods.multimodal._common import (adamw, batches_per_epoch, cosine, info_nce, minibatches, schedule, seeded_torch,
-                                        set_schedule, splits, trainable_params)
+from methods.multimodal._common import (adamw, as_tokens, batches_per_epoch, cosine, info_nce, minibatches, schedule,
+                                        seeded_torch, set_schedule, splits, trainable_params)
 from methods.multimodal._moe import SOURCE, TARGET, M3Predictor
 from tasks.multimodal import DIRECTIONS, PairedProblem, RetrievalResult
 
@@ -129,31 +131,54 @@ def train(model: M3Predictor, train_split, config: Config, ctx: RunContext, gene
         ctx.check_deadline()
 
 
+class Aligned(torch.nn.Module):
+    """The trained predictor behind the family's interface (tasks.multimodal.Aligner): the judge runs it on the test
+    pairs and reads its shared gate (Eq. 4 of methods/multimodal/_moe.py) with a hook while it retrieves.
+
+    Retrieval scores the contrastive branch, cos(c_src, c_tgt), or the prediction branch, cos(ŷ, y); zero-shot
+    classification is image→text retrieval against the encoded class prompts.
+    """
+
+    def __init__(self, predictor: M3Predictor, branch: str):
+        super().__init__()
+        self.predictor, self.branch = predictor, branch
+
+    @property
+    def gate(self) -> torch.nn.Module:
+        return self.predictor.moe.gate
+
+    @property
+    def top_k(self) -> int:
+        return self.predictor.moe.top_k
+
+    @torch.no_grad()
+    def similarity(self, direction: str, queries: np.ndarray, query_mask: np.ndarray, candidates: np.ndarray,
+                   candidate_mask: np.ndarray) -> np.ndarray:
+        self.eval()
+        device = self.gate.weight.device
+        y_hat, c_src = self.predictor(direction, *as_tokens(queries, query_mask, device))
+        y, c_tgt = self.predictor.target(TARGET[direction], *as_tokens(candidates, candidate_mask, device))
+        return cosine(c_src, c_tgt) if self.branch == "contrastive" else cosine(y_hat, y)
+
+    def class_similarity(self, images: np.ndarray, image_mask: np.ndarray, prompts: np.ndarray,
+                         prompt_mask: np.ndarray) -> np.ndarray:
+        return self.similarity("i2t", images, image_mask, prompts, prompt_mask)
+
+
 @torch.no_grad()
-def evaluate(model: M3Predictor, test, classes,
-             config: Config) -> tuple[dict[str, np.ndarray], np.ndarray, torch.Tensor]:
-    """({direction: similarity matrix}, class similarities, expert usage (2, 2, E))."""
+def expert_usage(model: M3Predictor, test) -> np.ndarray:
+    """The method's report of its routing: (2 directions, 2 objectives, E) fraction of the test queries' real tokens
+    whose top-k includes each expert (the judge reads the gate itself and refuses a report that differs)."""
     model.eval()
-    sims, usage = {}, []
-    for direction in DIRECTIONS:
-        src, src_mask, tgt, tgt_mask = _sides(test, direction)
-        y_hat, c_src = model(direction, src, src_mask)
-        y, c_tgt = model.target(TARGET[direction], tgt, tgt_mask)
-        sims[direction] = cosine(c_src, c_tgt) if config.retrieval_branch == "contrastive" else cosine(y_hat, y)
-        usage.append(model.expert_usage(direction, src, src_mask))
-    y_hat, c_src = model("i2t", test.image, test.image_mask)
-    y_cls, c_cls = model.target("text", *classes)
-    class_sim = cosine(c_src, c_cls) if config.retrieval_branch == "contrastive" else cosine(y_hat, y_cls)
-    return sims, class_sim, torch.stack(usage)
+    return torch.stack([model.expert_usage(d, *_sides(test, d)[:2]) for d in DIRECTIONS]).cpu().numpy()
 
 
 @method(family="multimodal", config=Config, smoke=SMOKE)
 def solve(problem: PairedProblem, config: Config, ctx: RunContext) -> RetrievalResult:
-    train_split, test, classes = splits(problem, ctx.device)
+    train_split, test, _ = splits(problem, ctx.device)
     with seeded_torch(ctx) as generator:
         model = M3Predictor(problem.image_dim, problem.text_dim, config.hidden, config.experts, config.top_k,
                             config.dropout).to(ctx.device)
         train(model, train_split, config, ctx, generator)
-        sims, class_sim, usage = evaluate(model, test, classes, config)
-    return RetrievalResult(sim_i2t=sims["i2t"], sim_t2i=sims["t2i"], class_sim=class_sim,
-                           trainable_params=trainable_params(model), expert_usage=usage.cpu().numpy())
+    return RetrievalResult(Aligned(model, config.retrieval_branch).eval(), trainable_params=trainable_params(model),
+                           expert_usage=expert_usage(model, test))

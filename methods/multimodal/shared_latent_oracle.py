@@ -5,8 +5,9 @@ paired_retrieval.py). Scoring the test pairs by their true keys would retrieve p
 oracle reads the truth only on the training pairs: their keys, which the alignment methods do not use. Per
 modality and per key factor it fits an L2-regularised multinomial logistic regression (C = 0.1) on the frozen
 features of the training pairs (image: its 9 tokens concatenated; text: the mean of its real tokens; both
-standardised), and embeds every test item by its decoded factor distributions. Image i and text j score the
-probability that their keys agree,
+standardised), and embeds every test item by its decoded factor distributions (the fitted probes are returned,
+`DecodedLatent`, and the judge runs them on the test pairs). Image i and text j score the probability that their
+keys agree,
 
     sim[i, j] = Π_f Σ_v p_f(v | image i) · p_f(v | text j),
 
@@ -26,6 +27,7 @@ Fidelity: not a paper's method (a control of our world); needs the training pair
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -64,36 +66,83 @@ def _pooled(tokens: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return (tokens * m[..., None]).sum(1) / np.clip(m.sum(1, keepdims=True), 1.0, None)
 
 
-def _probes(train: np.ndarray, factors: list[np.ndarray], queries: list[np.ndarray], config: Config):
-    """Per factor, p(value | features) for each array of `queries` (one (n_q, radix) matrix per factor and query)."""
-    scaler = StandardScaler().fit(train)
-    x = scaler.transform(train)
-    out, params = [[] for _ in queries], 0
-    for labels, radix in zip(factors, FACTORS):
-        clf = LogisticRegression(C=config.C, max_iter=config.max_iter).fit(x, labels)
-        params += clf.coef_.size + clf.intercept_.size
-        for k, q in enumerate(queries):
-            p = np.zeros((len(q), radix))
-            p[:, clf.classes_] = clf.predict_proba(scaler.transform(q))
-            out[k].append(p)
-    return out, params
+def _flat(tokens: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    return tokens.reshape(len(tokens), -1)
+
+
+@dataclass(frozen=True, eq=False)
+class Probes:
+    """One modality's decoder of the key: standardised features → p(value | features) per factor."""
+
+    features: Callable[[np.ndarray, np.ndarray], np.ndarray]   # (tokens, mask) → (n, F)
+    scaler: StandardScaler                                      # a statistic of the training features, not trained
+    classifiers: tuple[LogisticRegression, ...]                 # one per factor (digit, stroke, slant, width)
+
+    @classmethod
+    def fit(cls, features: Callable[[np.ndarray, np.ndarray], np.ndarray], tokens: np.ndarray, mask: np.ndarray,
+            factors: list[np.ndarray], config: Config) -> "Probes":
+        train = features(tokens, mask)
+        scaler = StandardScaler().fit(train)
+        x = scaler.transform(train)
+        return cls(features, scaler, tuple(LogisticRegression(C=config.C, max_iter=config.max_iter).fit(x, labels)
+                                           for labels in factors))
+
+    def decode(self, tokens: np.ndarray, mask: np.ndarray) -> list[np.ndarray]:
+        """Per factor, the (n, radix) distribution of its value."""
+        x = self.scaler.transform(self.features(tokens, mask))
+        out = []
+        for clf, radix in zip(self.classifiers, FACTORS):
+            p = np.zeros((len(x), radix))
+            p[:, clf.classes_] = clf.predict_proba(x)
+            out.append(p)
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class DecodedLatent:
+    """The oracle behind the family's interface (tasks.multimodal.Aligner), run by the judge: sim[i, j] is the
+    probability that image i's and text j's decoded keys agree. Under `shuffle` (the null), the decoded latents of the
+    images are permuted among the images scored (a fixed permutation of the test images, drawn in solve)."""
+
+    image: Probes
+    text: Probes
+    shuffle: np.ndarray | None = None   # the null's permutation of the test images
+
+    def parameters(self) -> list[np.ndarray]:
+        """The probes' weights and intercepts (the scalers' means and scales are statistics of the data)."""
+        classifiers = (*self.image.classifiers, *self.text.classifiers)
+        return [array for clf in classifiers for array in (clf.coef_, clf.intercept_)]
+
+    def _images(self, images: np.ndarray, mask: np.ndarray) -> list[np.ndarray]:
+        decoded = self.image.decode(images, mask)
+        if self.shuffle is None:
+            return decoded
+        if len(self.shuffle) != len(images):
+            raise ValueError(f"the null permutes the {len(self.shuffle)} test images; got {len(images)} images")
+        return [p[self.shuffle] for p in decoded]
+
+    def similarity(self, direction: str, queries: np.ndarray, query_mask: np.ndarray, candidates: np.ndarray,
+                   candidate_mask: np.ndarray) -> np.ndarray:
+        """Π_f Σ_v p_f(v | image) p_f(v | text); text→image is the transpose of image→text."""
+        sides = ((queries, query_mask), (candidates, candidate_mask))
+        images, texts = sides if direction == "i2t" else sides[::-1]
+        sim = np.ones((len(images[0]), len(texts[0])))
+        for p_img, p_txt in zip(self._images(*images), self.text.decode(*texts)):
+            sim *= p_img @ p_txt.T
+        return sim if direction == "i2t" else sim.T.copy()
+
+    def class_similarity(self, images: np.ndarray, image_mask: np.ndarray, prompts: np.ndarray,
+                         prompt_mask: np.ndarray) -> np.ndarray:
+        """Σ_v p_digit(v | image) p_digit(v | prompt): the prompts name the digit only."""
+        return self._images(images, image_mask)[0] @ self.text.decode(prompts, prompt_mask)[0].T
 
 
 @method(family="multimodal", config=Config,
         reference="decodes the generator's shared latent keys (probes fitted on the training pairs): a control")
 def solve(problem: PairedProblem, config: Config, ctx: RunContext) -> RetrievalResult:
     factors = key_factors(problem.train_keys)
-    flat = lambda t: t.reshape(len(t), -1)  # noqa: E731
-    (test_img,), img_params = _probes(flat(problem.train_image), factors, [flat(problem.test_image)], config)
-    (test_txt, prompts), txt_params = _probes(
-        _pooled(problem.train_text, problem.train_text_mask), factors,
-        [_pooled(problem.test_text, problem.test_text_mask), _pooled(problem.class_text, problem.class_text_mask)],
-        config)
-    if config.shuffle:
-        perm = ctx.rng.permutation(len(problem.test_image))
-        test_img = [p[perm] for p in test_img]
-    sim = np.ones((len(problem.test_image), len(problem.test_text)))
-    for p_img, p_txt in zip(test_img, test_txt):
-        sim *= p_img @ p_txt.T
-    return RetrievalResult(sim_i2t=sim, sim_t2i=sim.T.copy(), class_sim=test_img[0] @ prompts[0].T,
-                           trainable_params=int(img_params + txt_params))
+    image_mask = np.ones(problem.train_image.shape[:2], bool)
+    model = DecodedLatent(image=Probes.fit(_flat, problem.train_image, image_mask, factors, config),
+                          text=Probes.fit(_pooled, problem.train_text, problem.train_text_mask, factors, config),
+                          shuffle=ctx.rng.permutation(len(problem.test_image)) if config.shuffle else None)
+    return RetrievalResult(model, trainable_params=int(sum(p.size for p in model.parameters())))

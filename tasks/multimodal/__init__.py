@@ -11,27 +11,37 @@ carries a semantic key (e.g. digit × stroke × slant × width); image i and tex
 iff their keys are equal, so equivalent captions ("7" / "seven", synonyms) count as relevant
 (as COCO's several captions per image do).
 
-A method returns similarity matrices (`RetrievalResult`), not embeddings, because M3-JEPA's
-prediction branch is directional: sim_i2t[i, j] scores image i's prediction against text j,
-sim_t2i[j, i] text j's prediction against image i. `score` (the only judge) computes
+A method returns its trained model (`RetrievalResult.model`, an `Aligner`), and `score` (the only judge)
+runs it on the test pairs itself. The model scores similarities, not embeddings, because M3-JEPA's
+prediction branch is directional: similarity("i2t", images, texts)[i, j] scores image i's prediction
+against text j, similarity("t2i", texts, images)[j, i] text j's prediction against image i. From them
+`score` computes
 
     R@k (query q) = 1[ some candidate relevant to q is among the k most similar ]
 
 with pessimistic ties (a relevant candidate tied with an irrelevant one ranks below it), averaged
 over queries, for both directions and k = 1, 5, 10; the primary `mean_recall` is their mean
 (the retrieval literature's rsum / 6). `class_accuracy` is the fraction of test images whose most
-similar class prompt is their digit. Methods with a mixture-of-experts gate also report their expert
-usage (the fraction of test tokens whose top-k includes each expert, per direction and objective);
-the judge turns it into the gate's direction specialisation and its counts of shared and
-modality-specific experts.
+similar class prompt (`class_similarity`) is their digit. `trainable_params` is counted on the
+returned model: a torch module's parameters that require gradients (the frozen encoders are not in
+it: the problem holds their features), or the fitted arrays a closed-form model lists as its
+parameters. A model with a mixture-of-experts gate names it (`gate`, `top_k`); `score` reads the
+gate's logits with a forward hook while the model retrieves, routes each real query token to its
+top-k experts (the paper's softmax gate) and turns the fraction of tokens routed to each expert, per
+direction and objective, into the gate's direction specialisation and its counts of shared and
+modality-specific experts. A method may still report its parameter count and expert usage; a report
+that differs from what `score` counts is a `Misreport` (docs/metrics-audit.md).
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any, Iterable, Iterator, Protocol
 
 import numpy as np
 
+from bench.observe import Misreport, check_report
 from bench.spec import Metric
 
 DIRECTIONS = ("i2t", "t2i")      # image → text, text → image (the paper's two directional tasks)
@@ -76,13 +86,34 @@ class PairedProblem:
         return int(self.train_text.shape[-1])
 
 
+class Aligner(Protocol):
+    """The trained model a method returns; `score` runs it on the problem's test pairs and class prompts.
+
+    Token arrays are (n, T, D) frozen-encoder features with their (n, T) masks of real tokens (images: all True).
+    A model with a mixture-of-experts gate also has `gate` (the module mapping token features (N, H) to the expert
+    logits (N, E): run once per objective stream, in OBJECTIVES order, on every query token of each `similarity`
+    call) and `top_k` (experts per token).
+    """
+
+    def similarity(self, direction: str, queries: np.ndarray, query_mask: np.ndarray, candidates: np.ndarray,
+                   candidate_mask: np.ndarray) -> np.ndarray:
+        """(n_queries, n_candidates) similarities; `direction` "i2t": image queries, text candidates; "t2i": the
+        reverse."""
+
+    def class_similarity(self, images: np.ndarray, image_mask: np.ndarray, prompts: np.ndarray,
+                         prompt_mask: np.ndarray) -> np.ndarray:
+        """(n_images, n_classes) similarities of images to the encoded class prompts (zero-shot classification)."""
+
+    def parameters(self) -> Iterable[Any]:
+        """The trained parameters: torch tensors (those that require grad count) or fitted numpy arrays."""
+
+
 @dataclass(frozen=True, eq=False)
 class RetrievalResult:
-    sim_i2t: np.ndarray            # (m, m) image queries × text candidates
-    sim_t2i: np.ndarray            # (m, m) text queries × image candidates
-    class_sim: np.ndarray          # (m, C) test images × class prompts
-    trainable_params: int          # parameters the method trained (encoders are frozen)
-    expert_usage: np.ndarray | None = None  # (2 directions, 2 objectives, E) fraction of tokens routed to each expert
+    model: Aligner                          # the trained model (frozen encoders excluded): score runs it
+    trainable_params: int | None = None     # the method's report, if any: checked against score's count
+    expert_usage: np.ndarray | None = None  # (2 directions, 2 objectives, E) the method's report, if any: checked
+                                            # against the usage score reads from the gate
 
 
 METRICS = {
@@ -118,7 +149,8 @@ def recall_at_k(sim: np.ndarray, relevant: np.ndarray, k: int) -> float:
     return float(np.mean(has & (above < k)))
 
 
-def _usage_scores(usage: np.ndarray) -> dict[str, float]:
+def usage_scores(usage: np.ndarray) -> dict[str, float]:
+    """The gate metrics of a (2 directions, 2 objectives, E) expert usage."""
     usage = np.asarray(usage, float)                                           # (2, 2, E)
     p = usage / np.clip(usage.sum(-1, keepdims=True), 1e-12, None)            # routing distributions
     used = (usage >= USED_FRACTION).any(axis=1)                                # (2, E) used by a direction
@@ -130,19 +162,100 @@ def _usage_scores(usage: np.ndarray) -> dict[str, float]:
     }
 
 
-def score(problem: PairedProblem, result: RetrievalResult) -> dict[str, float]:
+def retrieval_scores(problem: PairedProblem, sim_i2t: np.ndarray, sim_t2i: np.ndarray,
+                     class_sim: np.ndarray) -> dict[str, float]:
+    """Recall at k in both directions, their mean, and the zero-shot accuracy of the similarity matrices."""
     m = len(problem.test_keys)
-    if result.sim_i2t.shape != (m, m) or result.sim_t2i.shape != (m, m):
-        raise ValueError(f"sim_i2t and sim_t2i must be ({m}, {m}), "
-                         f"got {result.sim_i2t.shape} and {result.sim_t2i.shape}")
-    if result.class_sim.shape != (m, len(problem.class_names)):
-        raise ValueError(f"class_sim must be ({m}, {len(problem.class_names)}), got {result.class_sim.shape}")
+    if sim_i2t.shape != (m, m) or sim_t2i.shape != (m, m):
+        raise ValueError(f"sim_i2t and sim_t2i must be ({m}, {m}), got {sim_i2t.shape} and {sim_t2i.shape}")
+    if class_sim.shape != (m, len(problem.class_names)):
+        raise ValueError(f"class_sim must be ({m}, {len(problem.class_names)}), got {class_sim.shape}")
     relevant = problem.test_keys[:, None] == problem.test_keys[None, :]       # symmetric: i2t and t2i alike
     scores = {f"recall_{d}_at_{k}": recall_at_k(sim, relevant, k)
-              for d, sim in zip(DIRECTIONS, (result.sim_i2t, result.sim_t2i)) for k in RECALL_KS}
+              for d, sim in zip(DIRECTIONS, (sim_i2t, sim_t2i)) for k in RECALL_KS}
     scores["mean_recall"] = float(np.mean(list(scores.values())))
-    scores["class_accuracy"] = float(np.mean(np.argmax(result.class_sim, axis=1) == problem.test_labels))
-    scores["trainable_params"] = float(result.trainable_params)
-    if result.expert_usage is not None:
-        scores.update(_usage_scores(result.expert_usage))
+    scores["class_accuracy"] = float(np.mean(np.argmax(class_sim, axis=1) == problem.test_labels))
+    return scores
+
+
+def count_trainable(model: Aligner) -> int:
+    """The parameters the returned model trained: a torch module's parameters that require gradients (counted through
+    torch's own `Module.parameters`, whatever the model's class says), else the fitted arrays it lists."""
+    import torch
+
+    def size(p: Any) -> int:
+        return (p.numel() if p.requires_grad else 0) if isinstance(p, torch.Tensor) else int(np.asarray(p).size)
+
+    listed = torch.nn.Module.parameters(model) if isinstance(model, torch.nn.Module) else model.parameters()
+    return sum(size(p) for p in listed)
+
+
+@contextmanager
+def gate_logits(model: Aligner) -> Iterator[list | None]:
+    """The expert logits of every call of the model's gate while the block runs (a forward hook; None: no gate)."""
+    gate = getattr(model, "gate", None)
+    if gate is None:
+        yield None
+        return
+    calls: list = []
+    handle = gate.register_forward_hook(lambda module, args, out: calls.append(out.detach()))
+    try:
+        yield calls
+    finally:
+        handle.remove()
+
+
+def routed_usage(calls: list, mask: np.ndarray, top_k: int) -> np.ndarray:
+    """(2 objectives, E): the fraction of the real query tokens whose top-k experts under the softmax gate (M3-JEPA's
+    Eq. 4, docs/papers/m3-jepa.md) include each expert, from the gate's logits of one retrieval call."""
+    import torch
+
+    if len(calls) != len(OBJECTIVES) or any(c.shape[0] != mask.size for c in calls):
+        raise ValueError(f"the gate must run once per objective stream on each of the {mask.size} query tokens; "
+                         f"it ran on {[int(c.shape[0]) for c in calls]}")
+    rows = []
+    for logits in calls:
+        experts = logits.shape[-1]
+        index = torch.topk(torch.softmax(logits, dim=-1), top_k, dim=-1).indices.view(*mask.shape, -1)
+        real = torch.as_tensor(mask, device=logits.device)
+        chosen = torch.nn.functional.one_hot(index, experts).sum(-2)[real]    # (N_real, E) 0/1
+        rows.append(chosen.float().mean(0))
+    return torch.stack(rows).cpu().numpy()
+
+
+def observe(problem: PairedProblem, model: Aligner) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
+    """Run the model on the test pairs: ({"i2t", "t2i", "class"}: similarities, expert usage (2, 2, E) read from its
+    gate while it retrieves, or None without a gate)."""
+    image = (problem.test_image, np.ones(problem.test_image.shape[:2], bool))
+    text = (problem.test_text, problem.test_text_mask)
+    sims, usage = {}, []
+    for direction, (queries, candidates) in zip(DIRECTIONS, ((image, text), (text, image))):
+        with gate_logits(model) as calls:
+            sims[direction] = np.asarray(model.similarity(direction, *queries, *candidates))
+        if calls is not None:
+            usage.append(routed_usage(calls, queries[1], int(model.top_k)))
+    sims["class"] = np.asarray(model.class_similarity(*image, problem.class_text, problem.class_text_mask))
+    return sims, (np.stack(usage) if usage else None)
+
+
+def check_usage(reported: np.ndarray | None, observed: np.ndarray | None) -> None:
+    """Raise Misreport when a reported expert usage is not the one the gate routed."""
+    if reported is None:
+        return
+    if observed is None or np.shape(reported) != observed.shape or not np.array_equal(reported, observed):
+        seen = "no gate" if observed is None else f"the gate routed {observed.tolist()}"
+        raise Misreport(f"the method reports an expert usage of {np.asarray(reported).tolist()}; {seen}. The "
+                        "metrics use the observation, and a run whose report differs is not scored")
+
+
+def score(problem: PairedProblem, result: RetrievalResult) -> dict[str, float]:
+    sims, usage = observe(problem, result.model)
+    params = count_trainable(result.model)
+    if result.trainable_params is not None:
+        check_report("trainable parameters", result.trainable_params, params)
+    check_usage(result.expert_usage, usage)
+    scores = retrieval_scores(problem, sims["i2t"], sims["t2i"], sims["class"])
+    scores["trainable_params"] = float(params)
+    if usage is not None:
+        scores.update(usage_scores(usage))
     return scores

@@ -6,7 +6,7 @@ import pytest
 
 from bench.context import RunContext
 from methods.multimodal import contrastive
-from tasks.multimodal import RetrievalResult, paired_retrieval, score
+from tasks.multimodal import observe, paired_retrieval, retrieval_scores, score
 
 
 def test_towers_parameter_count_and_initial_temperature():
@@ -19,9 +19,11 @@ def test_towers_parameter_count_and_initial_temperature():
 def test_small_run_is_symmetric_and_far_above_chance():
     problem = paired_retrieval.build(paired_retrieval.Config(test_size=100, train_size=400), RunContext(0).for_task())
     result = contrastive.solve(problem, contrastive.Config(epochs=30), RunContext(0))
-    np.testing.assert_array_equal(result.sim_t2i, result.sim_i2t.T)     # one joint space, one similarity
+    sims, usage = observe(problem, result.model)
+    np.testing.assert_array_equal(sims["t2i"], sims["i2t"].T)           # one joint space, one similarity
+    assert usage is None                                                 # no gate
     rng = np.random.default_rng(0)
-    shuffled = score(problem, RetrievalResult(rng.random((100, 100)), rng.random((100, 100)), rng.random((100, 10)), 0))
+    shuffled = retrieval_scores(problem, rng.random((100, 100)), rng.random((100, 100)), rng.random((100, 10)))
     s = score(problem, result)
     assert s["mean_recall"] > 2 * shuffled["mean_recall"] and s["class_accuracy"] > 0.25
     assert s["trainable_params"] == 2 * (64 * 256 + 256 + 256 * 64 + 64) + 1

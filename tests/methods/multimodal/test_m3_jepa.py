@@ -10,7 +10,7 @@ from bench.context import RunContext
 from methods.multimodal import m3_jepa
 from methods.multimodal._common import info_nce, schedule, splits
 from methods.multimodal._moe import MoE, M3Predictor
-from tasks.multimodal import PairedProblem, RetrievalResult, paired_retrieval, score
+from tasks.multimodal import PairedProblem, RetrievalResult, observe, paired_retrieval, retrieval_scores, score
 
 
 def test_gate_is_a_softmax_and_topk_weights_are_not_renormalised():
@@ -62,14 +62,18 @@ def test_gate_routes_each_direction_and_objective_as_constructed():
     mask_t[:, 3:] = False
     usage = torch.stack([model.expert_usage("i2t", image, mask_i), model.expert_usage("t2i", text, mask_t)])
     torch.testing.assert_close(usage, torch.eye(4).view(2, 2, 4))
-    s = score(_tiny_problem(), RetrievalResult(np.eye(2), np.eye(2), np.eye(2, 10), 0, expert_usage=usage.numpy()))
+    problem = _tiny_problem(image.numpy(), text.numpy(), mask_t.numpy())
+    s = score(problem, RetrievalResult(m3_jepa.Aligned(model, "contrastive"), expert_usage=usage.numpy()))
     assert s["gate_direction_tv"] == 1.0 and s["specific_experts"] == 4.0 and s["shared_experts"] == 0.0
+    np.testing.assert_array_equal(observe(problem, m3_jepa.Aligned(model, "prediction"))[1], usage.numpy())
 
 
-def _tiny_problem():
-    z, mask = np.zeros((2, 1, 1), np.float32), np.ones((2, 1), bool)
-    return PairedProblem(z, z, mask, np.arange(2), z, z, mask, np.arange(2), np.arange(2),
-                         np.zeros((10, 1, 1), np.float32), np.ones((10, 1), bool), tuple("abcdefghij"), ("", ""), "")
+def _tiny_problem(image, text, text_mask):
+    """Six test pairs of the given tokens (their keys distinct), and ten one-token class prompts."""
+    m = len(image)
+    return PairedProblem(image, text, text_mask, np.arange(m), image, text, text_mask, np.arange(m), np.arange(m) % 10,
+                         np.ones((10, 1, text.shape[-1]), np.float32), np.ones((10, 1), bool), tuple("abcdefghij"),
+                         ("",) * m, "constructed")
 
 
 def test_predictor_outputs_and_parameter_count():
@@ -127,8 +131,9 @@ def test_no_global_seeding_and_reproducible(problem):
     state = torch.random.get_rng_state()
     result = m3_jepa.solve(problem, config, RunContext(0))
     assert torch.equal(state, torch.random.get_rng_state())               # no global seeding leaks out
-    np.testing.assert_array_equal(result.sim_i2t, m3_jepa.solve(problem, config, RunContext(0)).sim_i2t)
-    assert not np.array_equal(result.sim_i2t, m3_jepa.solve(problem, config, RunContext(1)).sim_i2t)
+    sim_i2t = lambda seed: observe(problem, m3_jepa.solve(problem, config, RunContext(seed)).model)[0]["i2t"]  # noqa: E731
+    np.testing.assert_array_equal(observe(problem, result.model)[0]["i2t"], sim_i2t(0))
+    assert not np.array_equal(observe(problem, result.model)[0]["i2t"], sim_i2t(1))
 
 
 def test_small_run_aligns_far_above_chance(problem):
@@ -136,7 +141,7 @@ def test_small_run_aligns_far_above_chance(problem):
     scores."""
     result = m3_jepa.solve(problem, m3_jepa.Config(epochs=30), RunContext(0))
     rng = np.random.default_rng(0)
-    shuffled = score(problem, RetrievalResult(rng.random((100, 100)), rng.random((100, 100)), rng.random((100, 10)), 0))
+    shuffled = retrieval_scores(problem, rng.random((100, 100)), rng.random((100, 100)), rng.random((100, 10)))
     s = score(problem, result)
     assert s["mean_recall"] > 2 * shuffled["mean_recall"] and s["class_accuracy"] > 0.25
     assert s["trainable_params"] == 67332                                # predictor + CL projections only

@@ -1,13 +1,18 @@
-"""The multimodal judge (recall at k, gate statistics) on hand-built cases, and the paired digits task."""
+"""The multimodal judge (recall at k, the parameter count, the gate's routing) on hand-built cases, and the paired
+digits task."""
 
 import importlib.util
 
 import numpy as np
 import pytest
+import torch
 
 from bench.context import RunContext
-from tasks.multimodal import PairedProblem, RetrievalResult, recall_at_k, score
+from bench.observe import Misreport
+from tasks.multimodal import (PairedProblem, RetrievalResult, count_trainable, recall_at_k, retrieval_scores,
+                              routed_usage, score, usage_scores)
 from tasks.multimodal import _encoders, paired_retrieval as pr
+from tests.tasks.multimodal.tables import Table, TorchTable
 
 # ---- recall at k: a hand-built similarity matrix -----------------------------------------------------------
 
@@ -50,26 +55,69 @@ def test_score_uses_keys_for_relevance_in_both_directions():
     sim_i2t = np.array([[0.1, 0.9, 0.0], [0.9, 0.1, 0.0], [0.5, 0.5, 0.4]])  # rows 0, 1 hit via the equal key
     sim_t2i = np.eye(3)
     class_sim = np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0]])           # image 1 misclassified
-    s = score(problem, RetrievalResult(sim_i2t, sim_t2i, class_sim, trainable_params=7))
+    s = retrieval_scores(problem, sim_i2t, sim_t2i, class_sim)
     assert s["recall_i2t_at_1"] == pytest.approx(2 / 3) and s["recall_i2t_at_5"] == 1.0
     assert s["recall_t2i_at_1"] == 1.0
     assert s["mean_recall"] == pytest.approx((2 / 3 + 5) / 6)
-    assert s["class_accuracy"] == pytest.approx(2 / 3) and s["trainable_params"] == 7.0
-    assert "gate_direction_tv" not in s   # no gate, no gate metrics
+    assert s["class_accuracy"] == pytest.approx(2 / 3)
     with pytest.raises(ValueError, match="sim_i2t"):
-        score(problem, RetrievalResult(sim_i2t[:2], sim_t2i, class_sim, 0))
+        retrieval_scores(problem, sim_i2t[:2], sim_t2i, class_sim)
+
+
+def test_score_runs_the_returned_model_on_the_test_pairs_and_counts_its_parameters():
+    problem = _problem([0, 0, 1], [0, 0, 2])
+    sims = {"i2t": np.array([[0.1, 0.9, 0.0], [0.9, 0.1, 0.0], [0.5, 0.5, 0.4]]), "t2i": np.eye(3),
+            "class": np.eye(3)}
+    model = Table(sims, parameters=[np.zeros((2, 3)), np.zeros(1)])
+    s = score(problem, RetrievalResult(model))
+    assert s == {**retrieval_scores(problem, sims["i2t"], sims["t2i"], sims["class"]), "trainable_params": 7.0}
+    p = problem
+    assert [(what, id(q), id(c)) for what, q, c in model.calls] == [
+        ("i2t", id(p.test_image), id(p.test_text)), ("t2i", id(p.test_text), id(p.test_image)),
+        ("class", id(p.test_image), id(p.class_text))]                     # the test pairs and the class prompts
+    assert "gate_direction_tv" not in s   # no gate, no gate metrics
+    assert score(problem, RetrievalResult(model, trainable_params=7)) == s
+    with pytest.raises(Misreport, match="7"):
+        score(problem, RetrievalResult(model, trainable_params=3))
+    with pytest.raises(Misreport, match="no gate"):
+        score(problem, RetrievalResult(model, expert_usage=np.ones((2, 2, 4)) / 4))
+
+
+def test_the_count_is_of_the_parameters_that_require_gradients():
+    """A torch model's frozen parameters are not trained; a model that overrides `parameters()` is counted by torch."""
+    problem = _problem([0, 1], [0, 1])
+    trained, frozen = torch.nn.Linear(3, 2), torch.nn.Linear(4, 4).requires_grad_(False)
+    model = TorchTable({"i2t": np.eye(2), "t2i": np.eye(2), "class": np.eye(2, 3)}, trained, frozen)
+    assert score(problem, RetrievalResult(model))["trainable_params"] == 3 * 2 + 2
+    model.parameters = lambda: iter(())                                     # hides its parameters
+    assert score(problem, RetrievalResult(model))["trainable_params"] == 8.0
+    assert count_trainable(Table({}, parameters=[torch.zeros(5, requires_grad=True), torch.zeros(3),
+                                                 np.zeros((2, 2))])) == 5 + 4
 
 
 def test_gate_statistics_of_a_constructed_usage():
     # i2t uses experts 0, 1 (both objectives); t2i uses 1, 2 in the l2 stream and 1, 3 in the cl stream
     usage = np.array([[[0.5, 0.5, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0]],
                       [[0.0, 0.5, 0.5, 0.0], [0.0, 0.5, 0.0, 0.5]]])
-    problem = _problem([0, 1], [0, 1])
-    s = score(problem, RetrievalResult(np.eye(2), np.eye(2), np.eye(2, 3), 0, expert_usage=usage))
+    s = usage_scores(usage)
     assert s["gate_direction_tv"] == pytest.approx(0.5)          # each stream: half the mass moves
     assert s["gate_objective_tv"] == pytest.approx((0.0 + 0.5) / 2)
     assert s["shared_experts"] == 1.0                               # expert 1
     assert s["specific_experts"] == 3.0                             # 0 (i2t), 2 and 3 (t2i)
+
+
+def test_routed_usage_is_the_softmax_top_k_of_the_gate_logits_over_real_tokens():
+    """Two queries of two tokens, the second query's last token padding; E = 3, k = 1 (l2 stream) read per row."""
+    mask = np.array([[True, True], [True, False]])
+    l2 = torch.tensor([[5.0, 0, 0], [0, 5.0, 0], [0, 5.0, 0], [0, 0, 5.0]])   # the padded token would pick expert 2
+    cl = torch.tensor([[0, 0, 5.0]] * 4)
+    usage = routed_usage([l2, cl], mask, top_k=1)
+    np.testing.assert_array_equal(usage, np.array([[1 / 3, 2 / 3, 0], [0, 0, 1]], np.float32))
+    np.testing.assert_array_equal(routed_usage([l2, cl], mask, top_k=2).sum(-1), [2.0, 2.0])
+    with pytest.raises(ValueError, match="once per objective"):
+        routed_usage([l2], mask, top_k=1)
+    with pytest.raises(ValueError, match="once per objective"):
+        routed_usage([l2[:3], cl[:3]], mask, top_k=1)
 
 
 # ---- the task ------------------------------------------------------------------------------------------------
