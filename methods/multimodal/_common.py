@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from bench.context import RunContext
+from bench.toolkit.training import seeded
 from tasks.multimodal import PairedProblem
 
 
@@ -124,7 +125,5 @@ def trainable_params(*modules: torch.nn.Module) -> int:
 def seeded_torch(ctx: RunContext) -> Iterator[torch.Generator]:
     """Global torch RNG (dropout) seeded from the run, restored afterwards; yields a CPU generator for shuffling."""
     seed = int(torch.randint(0, 2 ** 31 - 1, (1,), generator=ctx.torch_generator))
-    devices = [torch.device(ctx.device).index or 0] if ctx.device.startswith("cuda") else []
-    with torch.random.fork_rng(devices=devices):
-        torch.manual_seed(seed)
+    with seeded(seed, ctx.device):
         yield torch.Generator().manual_seed(seed + 1)
