@@ -11,14 +11,18 @@ FIXTURES = Path(__file__).parent / "fixtures"
 BENCH = [sys.executable, "-m", "bench"]
 
 
-def run_bench(*args: str, db=None, cwd=None, env: dict | None = None, columns: int = 200,
-              timeout: float = 300) -> subprocess.CompletedProcess:
-    """`python -m bench ARGS` on the store `db` (a SQLite path; None: no BENCH_DB_URL), output captured as text."""
-    env = {**os.environ, "COLUMNS": str(columns), **(env or {})}
-    env.pop("BENCH_DB_URL", None)
+def run_bench(*args: str, db=None, url: str | None = None, cwd=None, env: dict | None = None, columns: int = 200,
+              unset: tuple[str, ...] = (), timeout: float = 300) -> subprocess.CompletedProcess:
+    """`python -m bench ARGS`, output captured as text, on the store `db` (a SQLite path) or `url` (any store URL);
+    neither: whatever BENCH_DB_URL `env` gives, else none (this process's own is never passed on). `env` is laid
+    over this process's environment, and the variables in `unset` are removed."""
+    merged = {k: v for k, v in os.environ.items() if k != "BENCH_DB_URL" and k not in unset}
+    merged.update({"COLUMNS": str(columns), **(env or {})})
     if db is not None:
-        env["BENCH_DB_URL"] = f"sqlite:///{db}"
-    return subprocess.run([*BENCH, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout)
+        merged["BENCH_DB_URL"] = f"sqlite:///{db}"
+    if url is not None:
+        merged["BENCH_DB_URL"] = url
+    return subprocess.run([*BENCH, *args], capture_output=True, text=True, env=merged, cwd=cwd, timeout=timeout)
 
 
 def default_sigint() -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from bench.errors import BenchError
 from bench.store import Store
+from tests.helpers import run_bench
 from tests.pg import pg_server_url, pg_url  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.integration  # Ray job submission and PostgreSQL
@@ -83,8 +84,7 @@ def ray_head():
 
 
 def _bench(*args, env=None, timeout=300):
-    return subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, **(env or {})}, timeout=timeout)
+    return run_bench(*args, cwd=ROOT, env=env, timeout=timeout)
 
 
 def test_submitted_grid_runs_on_the_cluster_and_lands_in_postgres(ray_head, pg_url):

@@ -26,6 +26,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from bench.store import PASSWORD_FILE_ENV, mask_url, resolve_url
+from tests.helpers import run_bench
 from tests.pg import _as_postgres, create_database, pg_server_url, unavailable, Unavailable  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.integration  # PostgreSQL roles, Ray and subprocesses
@@ -58,10 +59,7 @@ def secret_url(pg_server_url):
 
 
 def _bench(*args, url, env=None, timeout=300):
-    full = {**os.environ, "BENCH_DB_URL": url, "COLUMNS": "200", **(env or {})}
-    full.pop(PASSWORD_FILE_ENV, None)
-    return subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True, text=True, cwd=ROOT, env=full,
-                          timeout=timeout)
+    return run_bench(*args, url=url, cwd=ROOT, env=env, unset=(PASSWORD_FILE_ENV,), timeout=timeout)
 
 
 def test_mask_url_hides_the_password_of_any_url():

@@ -1,7 +1,4 @@
 import json
-import os
-import subprocess
-import sys
 from dataclasses import replace
 
 import pytest
@@ -10,6 +7,7 @@ from bench.errors import BenchError
 from bench.spec import Cell, RunRecord
 from leaderboard.claims import load_paper
 from leaderboard.reproduction import cache_build_seconds, cache_first, claim_cells, expected_costs
+from tests.helpers import run_bench
 
 SCALED = """
 paper: scaled-paper
@@ -100,8 +98,7 @@ def test_cache_build_seconds_counts_builds_of_this_run(tmp_path):
 
 
 def _bench(*args, tmp_path):
-    env = {**os.environ, "BENCH_DB_URL": f"sqlite:///{tmp_path}/b.db", "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True, text=True, env=env, timeout=300)
+    return run_bench(*args, db=tmp_path / "b.db")
 
 
 def test_reproduce_all_dry_run_lists_every_cpu_cell_once(tmp_path, registry):
