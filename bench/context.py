@@ -42,8 +42,7 @@ class RunContext:
     deadline: float | None = None  # time.monotonic() value after which the run must stop
     on_progress: Callable[[float], None] | None = None
     curves: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
-    # the runner passes default_cache_root(), read where it builds the context; a context built by hand (tests,
-    # benchmarks) reads the same default
+    # read where the context is built (bench.execute: in the process that runs the cell), tests and benchmarks alike
     cache_root: Path = field(default_factory=default_cache_root)
 
     def __post_init__(self) -> None:

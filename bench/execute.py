@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from bench.configs import build_config
-from bench.context import DeadlineExceeded, RunContext, default_cache_root
+from bench.context import DeadlineExceeded, RunContext
 from bench.errors import BenchError
 from bench.observe import check_declared, observing
 from bench import provenance
@@ -122,9 +122,9 @@ def _run(cell: Cell, registry: Registry, timeout_s: float | None, record: RunRec
     family = registry.family(task.family)
     device = device_for(cell.hardware)
     deadline = time.monotonic() + timeout_s if timeout_s else None
-    # the cache root is this machine's ($BENCH_CACHE_DIR), read here where the process that runs the cell builds its
-    # context: not a Config field, so where a machine keeps its caches is no part of a run's key
-    ctx = RunContext(seed=int(cell.seed), device=device, deadline=deadline, cache_root=default_cache_root())
+    # the context's cache root defaults to this machine's ($BENCH_CACHE_DIR), read here, in the process that runs the
+    # cell: not a Config field, so where a machine keeps its caches is no part of a run's key
+    ctx = RunContext(seed=int(cell.seed), device=device, deadline=deadline)
     problem = task.build(build_config(task.Config, cell.task_config, task.name), ctx.for_task())
     config = build_config(method.Config, cell.method_config, method.name)
     reason = method.skip(problem, config)

@@ -8,16 +8,13 @@ Per layer ℓ, with base activations X (n, d) and fine-tuned activations Y (n, d
     rank_τ = min{r : Σ_{i≤r} λ_i / Σ λ_i ≥ τ}   (effective rank, τ ∈ {0.4, 0.6, 0.7, 0.8, 0.9})
 The sign of a singular vector is arbitrary; `orient` flips it so that the shift moves along +v on
 average (Σ R v ≥ 0), which uses no labels (the authors project on −v, the sign LAPACK happened to give).
-The SVD, the effective rank and the probe baseline are the task's (tasks/safety/_analyses.py: the family's score
-computes the rank and the probe itself), re-exported here for the methods.
+The SVD (`components`), the effective rank and the probe baseline are the task's (tasks/safety/_analyses.py: the
+family's score computes the rank and the probe itself); the methods import them from the family's contract.
 """
 
 from __future__ import annotations
 
 import numpy as np
-
-from tasks.safety import (components as components, effective_rank as effective_rank,
-                          probe_accuracy as probe_accuracy)
 
 TAUS = (0.4, 0.6, 0.7, 0.8, 0.9)
 

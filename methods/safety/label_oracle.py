@@ -35,11 +35,11 @@ import numpy as np
 
 from bench.context import RunContext
 from bench.registry import method
-from methods.safety._directions import components, orient, shift_residual
+from methods.safety._directions import orient, shift_residual
 from methods.safety._hooks import stream_states
 from methods.safety._pipeline import REFERENCES, make_ablation, refusals
-from tasks.safety import (ANALYSIS, RefusalProblem, RefusalResult, Secondary, chat_prompts, secondary_effects,
-                          threshold_accuracy)
+from tasks.safety import (ANALYSIS, RefusalProblem, RefusalResult, Secondary, chat_prompts, components,
+                          secondary_effects, threshold_accuracy)
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,13 @@ from typing import Any, Callable
 
 import yaml
 
+from bench.cells import Entry, make_cell
 from bench.configs import build_config
 from bench.context import RunContext
+from bench.execute import execute
 from bench.observe import observing
-from bench.registry import Registry
+from bench.registry import Listing, Registry
+from bench.spec import RunRecord
 
 ROOT = Path(__file__).resolve().parents[2]
 REGISTRY = Registry.discover(plugins=False)
@@ -84,6 +87,30 @@ def solved(method: str, task: str, seed: int = 0) -> tuple[Any, Any] | None:
     return problem, result
 
 
+def solved_or_skip(method: str, task: str, seed: int = 0) -> tuple[Any, Any]:
+    """`solved`, skipping the calling test when the method skips the problem."""
+    import pytest
+
+    run = solved(method, task, seed)
+    if run is None:
+        pytest.skip(f"{method} skips {task} at its smallest settings")
+    return run
+
+
+def liar_runner(family: str, task: str, task_config: dict, module: str, *methods: str) -> Callable[..., RunRecord]:
+    """run(method, config) -> the RunRecord bench.execute stores for `method` on `task` at `task_config`, seed 0, in a
+    registry of the task, the registered `methods` and the method `liar` of `module` (a test module that lies about
+    itself, registered here by hand and never discovered)."""
+    registry = Registry([REGISTRY.listing("task", task), *(REGISTRY.listing("method", m) for m in methods),
+                         Listing("method", "liar", family, module, "", "test")])
+    entry = Entry(task, task_config)
+
+    def run(method: str, config: dict | None = None) -> RunRecord:
+        return execute(make_cell(registry, Entry(method, config or {}), entry, 0), registry)
+
+    return run
+
+
 def claimed_scores(family: str, problem, result) -> dict[str, float]:
     scores = REGISTRY.family(family).score(problem, result)
     return {k: v for k, v in scores.items() if k in claimed_metrics(family)}
@@ -106,12 +133,7 @@ def assert_unmoved(family: str, method: str, task: str, changes: dict[str, Calla
                    reported: tuple[str, ...] = ()) -> None:
     """Rewriting the fields the method reports about itself (`changes`) leaves every claimed metric but the known
     self-reported ones (`reported`) bit-identical."""
-    import pytest
-
-    run = solved(method, task)
-    if run is None:
-        pytest.skip(f"{method} skips {task} at its smallest settings")
-    problem, result = run
+    problem, result = solved_or_skip(method, task)
     honest, lying = (claimed_scores(family, problem, r) for r in (result, lie(result, changes)))
     keep = [k for k in honest if k not in reported]
     assert same({k: lying.get(k, math.nan) for k in keep}, {k: honest[k] for k in keep})

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from methods.safety._directions import components, effective_rank, fit_shift, orient, probe_accuracy, shift_residual
+from methods.safety._directions import fit_shift, orient, shift_residual
 from methods.safety.single_direction import mean_difference
-from tasks.safety import threshold_accuracy
+from tasks.safety import components, effective_rank, probe_accuracy, threshold_accuracy
 
 
 @pytest.fixture

@@ -5,10 +5,10 @@ import pytest
 
 from bench.context import RunContext
 from methods.safety import multi_direction, single_direction
-from methods.safety._directions import components, orient, shift_residual
+from methods.safety._directions import orient, shift_residual
 from methods.safety._hooks import stream_states
 from methods.safety._pipeline import make_ablation, refusals
-from tasks.safety import ANALYSIS, TEST, layer_accuracies, score
+from tasks.safety import ANALYSIS, TEST, components, layer_accuracies, score
 from tasks.safety._lm import chat_prompts
 from tests.helpers import smallest_refusal_problem
 

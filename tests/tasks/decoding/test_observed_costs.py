@@ -11,18 +11,16 @@ import dataclasses
 
 import pytest
 
-from bench.cells import Entry, make_cell
 from bench.context import RunContext
-from bench.execute import execute
 from bench.observe import Misreport, observing
-from bench.registry import Listing, Registry
+from bench.registry import Registry
 from methods.decoding import self_draft, speculative
 from methods.decoding._cache import CachedLM
 from methods.decoding._sd import Counts, cpu_generator, decode_all, draft_tokens, verify
 from tasks.decoding import score
 from tasks.decoding.hetero_vocab_pairs import SMALLEST, Config, build
 from tests.methods.decoding import toy
-from tests.tasks._claimed import OBSERVED, OUTPUT, REPORTED, claimed_metrics
+from tests.tasks._claimed import OBSERVED, OUTPUT, REPORTED, claimed_metrics, liar_runner
 
 REGISTRY = Registry.discover(plugins=False)
 DECODERS = [m for m in REGISTRY.names("method") if REGISTRY.listing("method", m).family == "decoding"]
@@ -127,15 +125,12 @@ def test_passes_after_the_solve_do_not_count():
 
 def test_the_harness_refuses_a_lying_method_and_scores_an_honest_one(world):
     """End to end through bench.execute: the liar (tests/tasks/decoding/_liar.py) fails with the Misreport."""
-    listings = [REGISTRY.listing("task", "hetero_vocab_pairs"), REGISTRY.listing("method", "speculative"),
-                Listing("method", "liar", "decoding", "tests.tasks.decoding._liar", "", "test")]
-    registry = Registry(listings)
-    task = Entry("hetero_vocab_pairs", SMALLEST)
-    lying = execute(make_cell(registry, Entry("liar"), task, 0), registry)
+    run = liar_runner("decoding", "hetero_vocab_pairs", SMALLEST, "tests.tasks.decoding._liar", "speculative")
+    lying = run("liar")
     assert lying.status == "failed" and "Misreport" in lying.error and lying.metrics == {}
-    honest = execute(make_cell(registry, Entry("liar", {"factor": 1.0}), task, 0), registry)
+    honest = run("liar", {"factor": 1.0})
     assert honest.status == "done" and 0 < honest.metrics["target_calls_per_token"] <= 1.0
-    same = execute(make_cell(registry, Entry("speculative", {"num_assistant_tokens": 4}), task, 0), registry)
+    same = run("speculative", {"num_assistant_tokens": 4})
     assert same.metrics == {k: v for k, v in honest.metrics.items()} | {
         k: same.metrics[k] for k in ("tokens_per_second", "speedup") if k in same.metrics}
 

@@ -14,11 +14,10 @@ import dataclasses
 import pytest
 
 from tasks.length_generalization import LMProblem, LMResult, RegressionResult, score, trace
-from tests.tasks._claimed import OUTPUT, assert_unmoved, built, claimed_metrics, lie, pairs, same, solved
+from tests.tasks._claimed import OUTPUT, assert_unmoved, built, claimed_metrics, lie, pairs, same, solved_or_skip
 
 FAMILY = "length_generalization"
-# train_length_loss: the baseline a tracking claim compares with (`expect: {against: ...}`), which claimed_metrics
-# does not collect; it is checked here with the others
+# train_length_loss: the baseline a tracking claim compares with (`expect: {against: ...}`)
 HOW = {"long_length_loss": OUTPUT, "long_length_accuracy": OUTPUT, "long_length_perplexity": OUTPUT,
        "loss_ratio": OUTPUT, "misalignment": OUTPUT, "train_length_loss": OUTPUT, "curve:loss_at_length": OUTPUT}
 SELF_REPORTED = {"checkpoints": lambda saved: tuple((7 * step + 1, predict) for step, predict in saved)}
@@ -42,10 +41,7 @@ def test_what_a_method_reports_about_itself_moves_no_claimed_metric(method, task
 
 @pytest.mark.parametrize("method, task", pairs(FAMILY))
 def test_the_claimed_metrics_and_curve_are_measured_on_the_problem_as_the_task_built_it(method, task):
-    run = solved(method, task)
-    if run is None:
-        pytest.skip(f"{method} skips {task} at its smallest settings")
-    problem, result = run
+    problem, result = solved_or_skip(method, task)
     fresh = built(task)
     scores = read(problem, result)
     assert same(read(fresh, result), scores) and same(read(problem, lie(result, SELF_REPORTED)), scores)

@@ -15,13 +15,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from bench.cells import Entry, make_cell
-from bench.execute import execute
 from bench.observe import Misreport
-from bench.registry import Listing, Registry
 from tasks.multimodal import count_trainable, observe
 from tasks.multimodal.paired_retrieval import SMALLEST
-from tests.tasks._claimed import (OBSERVED, OUTPUT, REGISTRY, assert_unmoved, claimed_metrics, claimed_scores, pairs,
+from tests.tasks._claimed import (OBSERVED, OUTPUT, assert_unmoved, claimed_metrics, claimed_scores, liar_runner, pairs,
                                   solved)
 
 FAMILY = "multimodal"
@@ -78,13 +75,10 @@ def test_a_model_that_hides_its_parameters_or_freezes_them_is_counted_by_torch()
 
 def test_bench_execute_refuses_a_liar_and_scores_its_honest_twin():
     """End to end through bench.execute: the liar (tests/tasks/multimodal/_liar.py) fails with the Misreport."""
-    listings = [REGISTRY.listing("task", "paired_retrieval"),
-                Listing("method", "liar", FAMILY, "tests.tasks.multimodal._liar", "", "test")]
-    registry = Registry(listings)
-    task = Entry("paired_retrieval", SMALLEST)
+    run = liar_runner(FAMILY, "paired_retrieval", SMALLEST, "tests.tasks.multimodal._liar")
     for config in ({}, {"factor": 1.0, "flat_gate": True}):
-        lying = execute(make_cell(registry, Entry("liar", config), task, 0), registry)
+        lying = run("liar", config)
         assert lying.status == "failed" and "Misreport" in lying.error and lying.metrics == {}
-    honest = execute(make_cell(registry, Entry("liar", {"factor": 1.0}), task, 0), registry)
+    honest = run("liar", {"factor": 1.0})
     assert honest.status == "done" and honest.metrics["trainable_params"] == 67332
     assert all(m in honest.metrics for m in GATE)

@@ -16,17 +16,14 @@ import dataclasses
 import numpy as np
 import pytest
 
-from bench.cells import Entry, make_cell
 from bench.configs import build_config
 from bench.context import RunContext, log_spaced_steps
-from bench.execute import execute
 from bench.observe import Misreport, check_declared, observing
-from bench.registry import Listing
 from methods.performative import pcsgd
 from tasks.performative import PerformativeResult, trace
 from tasks.performative.performative import SMALLEST, Config, build
-from tests.tasks._claimed import (OBSERVED, OUTPUT, PROBLEM, REGISTRY, assert_unmoved, claimed_metrics, lie, pairs,
-                                  solved)
+from tests.tasks._claimed import (OBSERVED, OUTPUT, PROBLEM, REGISTRY, assert_unmoved, claimed_metrics, liar_runner,
+                                  lie, pairs, solved)
 
 FAMILY = "performative"
 HOW = {"final_gap": OUTPUT, "shifted_modulus": PROBLEM, "limit_rel_error": OUTPUT, "curve:gap": OBSERVED}
@@ -112,17 +109,13 @@ def test_every_draw_counts_on_the_curve(problem):
 def test_the_harness_refuses_a_lying_method_and_scores_an_honest_one():
     """End to end through bench.execute: the liar (tests/tasks/performative/_liar.py) fails with the Misreport,
     whether it misdeclares its clip threshold or misstates its steps; with nothing misstated it is PCSGD."""
-    listings = [REGISTRY.listing("task", "performative"), REGISTRY.listing("method", "pcsgd"),
-                Listing("method", "liar", FAMILY, "tests.tasks.performative._liar", "", "test")]
-    registry = type(REGISTRY)(listings)
-    task = Entry("performative", SMALLEST)
-    misdeclared = execute(make_cell(registry, Entry("liar"), task, 0), registry)   # refused before score
+    run = liar_runner(FAMILY, "performative", SMALLEST, "tests.tasks.performative._liar", "pcsgd")
+    misdeclared = run("liar")                                                            # refused before score
     assert misdeclared.status == "failed" and "Misreport: the method declares c=10.0" in misdeclared.error
     assert misdeclared.metrics == {}
-    misstepped = execute(make_cell(registry, Entry("liar", {"declare_factor": 1.0, "steps_factor": 2}), task, 0),
-                         registry)                                                       # refused by trace
+    misstepped = run("liar", {"declare_factor": 1.0, "steps_factor": 2})                 # refused by trace
     assert misstepped.status == "failed" and "the sampler stamped them at" in misstepped.error
-    honest = execute(make_cell(registry, Entry("liar", {"declare_factor": 1.0}), task, 0), registry)
-    same = execute(make_cell(registry, Entry("pcsgd", {"T": 500}), task, 0), registry)
+    honest = run("liar", {"declare_factor": 1.0})
+    same = run("pcsgd", {"T": 500})
     assert honest.status == same.status == "done" and "limit_rel_error" in honest.metrics
     assert honest.metrics == same.metrics and honest.curves == same.curves

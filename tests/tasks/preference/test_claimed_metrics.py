@@ -21,15 +21,12 @@ import numpy as np
 import pytest
 import torch
 
-from bench.cells import Entry, make_cell
 from bench.context import RunContext
-from bench.execute import execute
 from bench.observe import Misreport, check_declared, observing
-from bench.registry import Listing, Registry
 from bench.toolkit.causal_lm import load_causal_lm, sequence_logprobs
 from methods.preference import dpo, epa, sft, simplemix
 from tasks.preference import (long_context_alignment, preference_bandit, preference_world, score, slope1_metrics)
-from tests.tasks._claimed import (OBSERVED, OUTPUT, REGISTRY, assert_unmoved, claimed_metrics, claimed_scores, lie,
+from tests.tasks._claimed import (OBSERVED, OUTPUT, assert_unmoved, claimed_metrics, claimed_scores, liar_runner, lie,
                                   pairs)
 
 FAMILY = "preference"
@@ -182,14 +179,11 @@ def test_the_bandit_declares_the_beta_its_rewards_are_scaled_by():
 def test_the_harness_refuses_a_method_that_misdeclares_its_beta():
     """End to end through bench.execute: the liar (tests/tasks/preference/_liar.py) fails with the Misreport; with
     factor 1 it is DPO and is scored as DPO."""
-    listings = [REGISTRY.listing("task", "preference_bandit"), REGISTRY.listing("method", "dpo"),
-                Listing("method", "liar", FAMILY, "tests.tasks.preference._liar", "", "test")]
-    registry = Registry(listings)
-    task = Entry("preference_bandit", preference_bandit.SMALLEST)
-    lying = execute(make_cell(registry, Entry("liar"), task, 0), registry)
+    run = liar_runner(FAMILY, "preference_bandit", preference_bandit.SMALLEST, "tests.tasks.preference._liar", "dpo")
+    lying = run("liar")
     assert lying.status == "failed" and "Misreport" in lying.error and lying.metrics == {}
-    honest = execute(make_cell(registry, Entry("liar", {"factor": 1.0}), task, 0), registry)
-    same = execute(make_cell(registry, Entry("dpo", {"beta": 0.1, "bandit_steps": 50}), task, 0), registry)
+    honest = run("liar", {"factor": 1.0})
+    same = run("dpo", {"beta": 0.1, "bandit_steps": 50})
     assert honest.status == same.status == "done" and honest.metrics == same.metrics
 
 

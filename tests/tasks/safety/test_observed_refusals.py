@@ -19,10 +19,10 @@ import pytest
 from bench.context import RunContext
 from bench.observe import Misreport
 from methods.safety import multi_direction, single_direction
-from methods.safety._directions import TAUS, effective_rank
+from methods.safety._directions import TAUS
 from methods.safety._hooks import stream_states
-from tasks.safety import (RANK_TAU, chat_prompts, layer_accuracies, measured_probe, measured_refusals,
-                          measured_secondary, problem_analyses, refusals, score)
+from tasks.safety import (RANK_TAU, chat_prompts, effective_rank, layer_accuracies, measured_probe,
+                          measured_refusals, measured_secondary, problem_analyses, refusals, score)
 from tests.tasks._claimed import OBSERVED, OUTPUT, PROBLEM, claimed_metrics
 from tests.helpers import smallest_refusal_problem
 
