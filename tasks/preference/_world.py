@@ -1,4 +1,4 @@
-"""The synthetic preference world: prompts, hidden gold reward, noisy SFT teacher, off-policy pool, annotator.
+"""The synthetic preference world: prompts, hidden gold reward, SFT teacher, off-policy pool, annotator.
 
 Four categories, named after SimpleMix's four AlpacaEval slices, two verifiable, two subjective:
 * math        `add a b =`        → the digit a + b (a, b ≤ 4). Gold: 1 if the first word is right, −0.1 per extra word.
@@ -7,12 +7,19 @@ Four categories, named after SimpleMix's four AlpacaEval slices, two verifiable,
   words (+1 for the category's style subset, 0 otherwise, −1 outside the vocabulary) − 0.1·|length − 6|.
 * recommendations `recommend <topic> =` → the same with a different (disjoint) style subset.
 
-The SFT teacher is noisy: half its arithmetic / code answers carry the policy's own structured mistakes
-(off by one; the letters copied unreversed) and its subjective answers are uniform words (no taste).
-The off-policy pool is three rule-based "other models" of style quality q ∈ {0.2, 0.5, 0.8}: strong on
-taste, out of distribution on the verifiable categories (right with probability 0.15, else a random digit
-or random letters, unlike the policy's errors). The annotator ranks K responses by Plackett–Luce with
-scores gold/τ (for two responses: Bradley–Terry, P(a ≻ b) = σ((g_a − g_b)/τ)).
+Every writer of answers has one quality q, the same in every category (version 3 of the world; issue 23: a world
+in which each data source is better where the paper says it helps would restate the paper's claims). A writer of
+quality q is right on a verifiable prompt with probability q, and on a subjective one picks each of its words from the
+category's style subset with probability q (else any content word), about 6 words long. The SFT teacher is one writer,
+of quality `teacher_quality` (½), whose verifiable mistakes are the policy's own structured ones (off by one; the
+letters copied unreversed). The off-policy pool is three "other models" of qualities POOL_QUALITY = (0.2, 0.5, 0.8):
+on average exactly the teacher's quality, in every category; their mistakes are their own (a random digit, random
+letters). So neither source of preference pairs holds better answers anywhere by construction. What differs is what
+the paper argues matters: on-policy pairs contrast the policy's own answers (its own mistakes against its own right
+answers), off-policy pairs contrast other writers' answers, whose spread of quality reaches beyond what the policy
+samples. Which helps which category is measured, not built in.
+The annotator ranks K responses by Plackett–Luce with scores gold/τ (for two responses: Bradley–Terry,
+P(a ≻ b) = σ((g_a − g_b)/τ)).
 """
 
 from __future__ import annotations
@@ -81,36 +88,42 @@ def gold_rewards(prompts, responses) -> np.ndarray:
     return np.array([gold_reward(p, r) for p, r in zip(prompts, responses, strict=True)])
 
 
-def teacher_response(prompt: str, rng: np.random.Generator, accuracy: float) -> str:
-    """The noisy SFT teacher: right with probability `accuracy`, else the policy's structured mistake."""
-    category = category_of(prompt)
-    if category in VERIFIABLE:
-        target = answer(prompt)
-        if rng.random() < accuracy:
-            return " ".join(target)
-        if category == "math":  # off by one
-            return str((int(target[0]) + int(rng.choice([-1, 1]))) % 10)
-        return " ".join(prompt.split()[1:4])  # copied, not reversed
-    return " ".join(rng.choice(CONTENT, int(rng.integers(3, 10))))
-
-
-POOL_QUALITY = (0.2, 0.5, 0.8)   # style quality q of the three off-policy "other models"
-POOL_ACCURACY = 0.15             # their accuracy on the (out-of-distribution) verifiable categories
-
-
-def pool_response(prompt: str, quality: float, rng: np.random.Generator) -> str:
-    """An off-policy "other model": tasteful on subjective prompts, unlike the policy on verifiable ones."""
-    category = category_of(prompt)
-    if category in VERIFIABLE:
-        target = answer(prompt)
-        if rng.random() < POOL_ACCURACY:
-            return " ".join(target)
-        if category == "math":
-            return str(rng.choice(DIGITS))
-        return " ".join(rng.choice(LETTERS, 3))
+def _tasteful(category: str, quality: float, rng: np.random.Generator) -> str:
+    """About TARGET_LENGTH words, each from the category's style subset with probability `quality`."""
     n = int(np.clip(rng.normal(TARGET_LENGTH, 1.5), 2, 10))
     words = [str(rng.choice(STYLE[category])) if rng.random() < quality else str(rng.choice(CONTENT)) for _ in range(n)]
     return " ".join(words)
+
+
+def teacher_response(prompt: str, rng: np.random.Generator, quality: float) -> str:
+    """The SFT teacher: right with probability `quality`, else the policy's structured mistake; tasteful at the same
+    quality on subjective prompts."""
+    category = category_of(prompt)
+    if category not in VERIFIABLE:
+        return _tasteful(category, quality, rng)
+    target = answer(prompt)
+    if rng.random() < quality:
+        return " ".join(target)
+    if category == "math":  # off by one
+        return str((int(target[0]) + int(rng.choice([-1, 1]))) % 10)
+    return " ".join(prompt.split()[1:4])  # copied, not reversed
+
+
+POOL_QUALITY = (0.2, 0.5, 0.8)   # quality q of the three off-policy "other models" (mean ½: the teacher's)
+
+
+def pool_response(prompt: str, quality: float, rng: np.random.Generator) -> str:
+    """An off-policy "other model" of quality q: right with probability q (else its own mistake: a random digit or
+    random letters) and tasteful at the same q."""
+    category = category_of(prompt)
+    if category not in VERIFIABLE:
+        return _tasteful(category, quality, rng)
+    target = answer(prompt)
+    if rng.random() < quality:
+        return " ".join(target)
+    if category == "math":
+        return str(rng.choice(DIGITS))
+    return " ".join(rng.choice(LETTERS, 3))
 
 
 def annotate(prompt: str, responses, rng: np.random.Generator, temperature: float) -> np.ndarray:

@@ -51,10 +51,12 @@ class Config:
     eval_samples: int = 4           # sampled answers per evaluation prompt
     off_policy_k: int = 4           # K responses per prompt in the off-policy set (UltraFeedback has 4)
     label_temperature: float = 0.1  # τ: the annotator is Bradley–Terry / Plackett–Luce in gold/τ
+    pool_shift: float = 0.0         # added to each other model's quality (clipped to [0, 1]): 0 = the pool's mean
+                                    # quality is the teacher's; > 0 plants better off-policy answers (a control)
     probe_per_category: int = 4     # probe prompts per category for the implicit-reward metrics
     probe_k: int = 8                # responses per probe prompt
     max_new_tokens: int = 12        # longest sampled answer (tokens)
-    teacher_accuracy: float = 0.5   # share of right verifiable answers in the SFT data (plan: 40–60 %)
+    teacher_quality: float = 0.5    # the SFT teacher's quality q in every category (the pool's mean)
     sft_examples: int = 4096        # teacher examples the tiny π_SFT is trained on
     sft_steps: int = 1500           # AdamW steps of that training
     sft_lr: float = 3e-3
@@ -65,16 +67,17 @@ class Config:
                   self.probe_per_category, self.probe_k, self.max_new_tokens, self.sft_examples)
         if min(counts) < 1 or self.off_policy_k < 2 or self.probe_k < 2 or self.sft_steps < 0:
             raise ValueError(f"counts must be >= 1 (off_policy_k, probe_k >= 2, sft_steps >= 0), got {counts}")
-        if not self.label_temperature > 0 or not 0 <= self.teacher_accuracy <= 1 or not self.sft_lr > 0:
-            raise ValueError("need label_temperature > 0, 0 <= teacher_accuracy <= 1, sft_lr > 0; got "
-                             f"{self.label_temperature}, {self.teacher_accuracy}, {self.sft_lr}")
+        if (not self.label_temperature > 0 or not 0 <= self.teacher_quality <= 1 or not self.sft_lr > 0
+                or not -1 <= self.pool_shift <= 1):
+            raise ValueError("need label_temperature > 0, 0 <= teacher_quality <= 1, sft_lr > 0, -1 <= pool_shift <= 1;"
+                             f" got {self.label_temperature}, {self.teacher_quality}, {self.sft_lr}, {self.pool_shift}")
 
 
 def _train_sft(config: Config, path: Path) -> None:
     """Tokenizer on the world's text, then completion-only NLL on the teacher's answers."""
     rng = np.random.default_rng([config.world_seed, 1])
     prompts, _ = make_prompts(config.sft_examples // 4, rng)
-    answers = [teacher_response(p, rng, config.teacher_accuracy) for p in prompts]
+    answers = [teacher_response(p, rng, config.teacher_quality) for p in prompts]
     pool = [pool_response(p, q, rng) for p in prompts[:512] for q in POOL_QUALITY]
     tokenizer = train_bpe_tokenizer(prompts + answers + pool, vocab_size=400)
     model, tokenizer = load_causal_lm(config.model, tokenizer=tokenizer, seed=config.world_seed, **TINY_WIDTH)
@@ -95,22 +98,23 @@ def sft_policy(config: Config, cache_dir: str | Path) -> tuple[str, bool]:
     if config.model not in TINY_SHAPES:
         return config.model, False
     # version 2: entries written by the family's pre-commit code are not what this code trains; they are not reused
-    settings = {"model": config.model, "teacher_accuracy": config.teacher_accuracy, "sft_examples": config.sft_examples,
-                "sft_steps": config.sft_steps, "sft_lr": config.sft_lr, "world_seed": config.world_seed, "version": 2}
+    settings = {"model": config.model, "teacher_quality": config.teacher_quality, "sft_examples": config.sft_examples,
+                "sft_steps": config.sft_steps, "sft_lr": config.sft_lr, "world_seed": config.world_seed, "version": 3}
     return str(cached_dir(cache_dir, settings, partial(_train_sft, config))), True
 
 
-# version 2: π_SFT per run seed
-@task(family="preference", config=Config, version=2, problem=PreferenceProblem, smallest=SMALLEST)
+# version 2: π_SFT per run seed; version 3: every writer has one quality in every category (tasks/preference/_world.py)
+@task(family="preference", config=Config, version=3, problem=PreferenceProblem, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> PreferenceProblem:
     if config.world_seed is None:
         config = replace(config, world_seed=ctx.seed)
     path, tiny = sft_policy(config, ctx.cache_dir("preference"))
     rng = ctx.rng
+    pool = [float(np.clip(q + config.pool_shift, 0.0, 1.0)) for q in POOL_QUALITY]   # the other models' qualities
     train_prompts, train_categories = make_prompts(config.train_per_category, rng)
     off_policy = []
     for prompt in train_prompts:   # K answers of the pool's "other models", ranked by the annotator
-        responses = [pool_response(prompt, POOL_QUALITY[j % len(POOL_QUALITY)], rng)
+        responses = [pool_response(prompt, pool[j % len(pool)], rng)
                      for j in range(config.off_policy_k)]
         off_policy.append(tuple(responses[i] for i in annotate(prompt, responses, rng, config.label_temperature)))
     eval_prompts, eval_categories = make_prompts(config.eval_per_category, rng)
@@ -123,8 +127,8 @@ def build(config: Config, ctx: RunContext) -> PreferenceProblem:
     probe = []
     for prompt in probe_prompts:
         half = config.probe_k // 2
-        probe.append(tuple([pool_response(prompt, POOL_QUALITY[j % 3], rng) for j in range(half)]
-                           + [teacher_response(prompt, rng, config.teacher_accuracy)
+        probe.append(tuple([pool_response(prompt, pool[j % len(pool)], rng) for j in range(half)]
+                           + [teacher_response(prompt, rng, config.teacher_quality)
                               for _ in range(config.probe_k - half)]))
     return PreferenceProblem(
         sft_path=path, tiny=tiny, train_prompts=tuple(train_prompts), train_categories=tuple(train_categories),

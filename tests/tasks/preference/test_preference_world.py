@@ -74,3 +74,40 @@ def test_each_run_seed_has_its_own_sft_policy_unless_world_seed_fixes_one(tmp_pa
     fixed = {seed: build(Config(**small, world_seed=7), RunContext(seed=seed, cache_root=tmp_path).for_task()).sft_path
              for seed in (0, 1)}
     assert fixed[0] == fixed[1] not in own.values()
+
+
+def test_every_writer_has_one_quality_in_every_category_and_the_pool_averages_the_teachers():
+    """World version 3 (issue 23): a writer of quality q is right on a verifiable prompt with probability q and picks
+    each word of a subjective answer from the style subset with probability q (so the style share is q + (1 − q)·5/16,
+    the content vocabulary holding the 5 style words among its 16). The pool's mean quality is the teacher's ½: neither
+    source holds better answers in any category by construction."""
+    from tasks.preference._world import CONTENT, POOL_QUALITY, STYLE, pool_response, teacher_response
+
+    rng, n = np.random.default_rng(3), 1500
+    assert np.mean(POOL_QUALITY) == pytest.approx(0.5)
+    prompts = {"math": "add 2 3 =", "coding": "rev a c f =", "creative_writing": "story sea =",
+               "recommendations": "recommend moon ="}
+
+    def rate(write, category):
+        prompt = prompts[category]
+        if category in ("math", "coding"):
+            return np.mean([write(prompt).split() == answer(prompt) for _ in range(n)])
+        words = [w for _ in range(n) for w in write(prompt).split()]
+        return np.mean([w in STYLE[category] for w in words]), len(words)
+
+    chance = {"teacher": {"math": 0.0, "coding": 0.0}, "pool": {"math": 1 / 10, "coding": 1 / 216}}  # random mistakes
+    for q in (*POOL_QUALITY, 0.5):
+        writers = {"teacher": lambda p: teacher_response(p, rng, q), "pool": lambda p: pool_response(p, q, rng)}
+        for name, write in writers.items():
+            for category in prompts:
+                if category in ("math", "coding"):
+                    expected = q + (1 - q) * chance[name][category]
+                    assert abs(rate(write, category) - expected) < 4 * np.sqrt(expected * (1 - expected) / n) + 1e-9
+                else:
+                    share, words = rate(write, category)
+                    expected = q + (1 - q) * len(STYLE[category]) / len(CONTENT)
+                    assert abs(share - expected) < 4 * np.sqrt(expected * (1 - expected) / words)
+    # the mistakes differ: the teacher's are the policy's own (off by one, copied letters), the pool's random
+    teacher_wrong = {teacher_response("rev a c f =", rng, 0.0) for _ in range(50)}
+    assert teacher_wrong == {"a c f"}
+    assert len({pool_response("rev a c f =", 0.0, rng) for _ in range(50)}) > 10
