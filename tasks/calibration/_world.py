@@ -4,8 +4,9 @@ Vocabulary (word level, so one word is one token): <pad>, <eos>, "?", "Answer", 
 A B C D, one token per entity (e0, e1, …) and filler words (w0, w1, …) up to `vocab_size` tokens.
 A fact is a question "e_i ? A B C D Answer" whose answer letter is drawn from the entity's own
 categorical p_i (Dirichlet(α)), so a calibrated model is uncertain (stochastic facts).
-Pre-training documents: facts with sampled answers, and filler sentences (so the output softmax has
-to place mass across the whole vocabulary, where V matters).
+Pre-training documents: facts with sampled answers (a fact's own count: none for the rare ones of sft_calibration's
+long tail), a fact's pseudo-documents (one with each letter, the Dirichlet prior's pseudo-counts) and filler
+sentences (so the output softmax has to place mass across the whole vocabulary, where V matters).
 The pre-trained model is cached under the run context's `cache_dir("calibration")`, keyed by every setting
 that changes it and the seed, written atomically (tmp dir + rename); `load_lm` reads a tiny cached model, a local
 directory or a hub id through the same `from_pretrained` path.
@@ -59,11 +60,14 @@ def encode(tokenizer, texts: list[str]) -> torch.Tensor:
     return torch.tensor(ids, dtype=torch.long)
 
 
-def pretraining_texts(probs: np.ndarray, per_entity: int, filler_fraction: float, n_filler_words: int,
-                      rng: np.random.Generator) -> list[str]:
+def pretraining_texts(probs: np.ndarray, counts: np.ndarray | int, filler_fraction: float, n_filler_words: int,
+                      rng: np.random.Generator, prior_count: int = 0) -> list[str]:
+    """`counts[i]` sampled answers of fact i (an int: the same for every fact) and `prior_count` documents of each
+    fact with each letter as its answer (pseudo-observations), then filler sentences."""
+    counts = np.broadcast_to(np.asarray(counts, dtype=int), (len(probs),))
     texts = []
-    for i, p in enumerate(probs):
-        answers = rng.choice(len(LETTERS), size=per_entity, p=p)
+    for i, (p, n) in enumerate(zip(probs, counts)):
+        answers = [*rng.choice(len(LETTERS), size=int(n), p=p), *np.repeat(np.arange(len(LETTERS)), prior_count)]
         texts += [f"{question_text(i)} {LETTERS[a]}" for a in answers]
     n_filler = int(round(len(texts) * filler_fraction / max(1e-9, 1 - filler_fraction)))
     for _ in range(n_filler):

@@ -9,6 +9,7 @@ matches its claims file (the same CPU-scale claims and seeds), so that editing a
 import os
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -77,14 +78,61 @@ def test_no_lock_without_a_paper():
     assert {p.stem for p in LOCK_DIR.glob("*.yaml")} <= set(PAPERS)
 
 
+def test_the_switched_off_methods_name_claims_of_their_papers():
+    for slug, (method, switches) in SWITCHED_OFF.items():
+        paper = load_paper(REGISTRY, slug)
+        assert any(g.method == method for c in paper.claims for g in c.groups)
+        assert {baseline for baseline, _ in switches.values()} <= set(REGISTRY.names("method"))
+    for cid in HOLDS_SWITCHED_OFF:  # each a non-inferiority claim (a negative margin), or the exemption is wrong
+        claim = next(c for p in SWITCHED_OFF for c in load_paper(REGISTRY, p).claims if c.id == cid)
+        assert claim.kind == "ordering" and (claim.expect.get("min_gap", 0) < 0 or claim.expect.get("margin_se", 0) < 0)
+
+
 def test_the_machine_timed_claims_are_claims():
     for slug, ids in MACHINE_TIMED.items():
         assert ids <= {c.id for c in _cpu_claims(load_paper(REGISTRY, slug))}
 
 
+# The paper's method with its mechanism switched off (issue 23): each is bit-identical to the baseline cell named here
+# (tests/methods/preference/test_methods.py: SimpleMix at α = 0 is off-policy DPO, at α = 1 on-policy DPO;
+# tests/methods/calibration: label smoothing at β = 0 is sft_ce), so the claims are judged on the switched-off method
+# from the cells the reproduction already ran. A claim the lock reads as reproduced and that credits the method must
+# fail under at least one switch, except those listed with their reason.
+SWITCHED_OFF = {
+    "simplemix": ("simplemix", {"α = 0": ("dpo", {"source": "off"}), "α = 1": ("dpo", {"source": "on"})}),
+    "label-smoothing-calibration": ("sft_label_smoothing", {"β = 0": ("sft_ce", {})}),
+}
+HOLDS_SWITCHED_OFF = {  # non-inferiority claims that the switched-off method meets with equality
+    "label-smoothing-keeps-accuracy": "label smoothing does not cost accuracy: at β = 0 it is CE itself",
+}
+
+
+def _switch_off(paper, method: str, baseline: str, config: dict):
+    """The paper with every cell of `method` (claims and their negative controls) replaced by `baseline(config)`."""
+    def swap(groups):
+        return tuple(replace(g, method=baseline, method_config=dict(config)) if g.method == method else g
+                     for g in groups)
+    return replace(paper, claims=[replace(c, groups=swap(c.groups), control=swap(c.control)) for c in paper.claims])
+
+
+def _still_reproduced_when_switched_off(slug: str, paper, store) -> dict[str, list[str]]:
+    """The claims the lock reads as reproduced that credit the method and still hold under every switch."""
+    method, switches = SWITCHED_OFF[slug]
+    lock = read_lock(slug)
+    crediting = {c.id for c in _cpu_claims(paper) if c.role == "claim" and any(g.method == method for g in c.groups)
+                 and lock.claims[c.id].verdict == "reproduced" and c.id not in HOLDS_SWITCHED_OFF}
+    held = {cid: [] for cid in crediting}
+    for name, (baseline, config) in switches.items():
+        for v in evaluate_paper(_switch_off(paper, method, baseline, config), store, REGISTRY):
+            if v.claim.id in held and v.verdict in ("reproduced", "partially"):
+                held[v.claim.id].append(f"{name}: {v.verdict}")
+    return {cid: names for cid, names in held.items() if len(names) == len(switches)}
+
+
 def _reproduce(slug: str, tmp_path, compared) -> dict[str, tuple[str, str]]:
     """The disagreements with the lock of the claims `compared(claim_id)` selects, reproduced (with their controls)
-    from a fresh store, every cell on one thread as the lock ran."""
+    from a fresh store, every cell on one thread as the lock ran; for a paper in SWITCHED_OFF also each reproduced
+    claim crediting its method that still holds with the mechanism switched off (keyed "switched off: <id>")."""
     paper, lock = load_paper(REGISTRY, slug), read_lock(slug)
     _same_numerics(slug, lock)
     claims = [c for c in _cpu_claims(paper) if compared(c.id)]
@@ -94,7 +142,11 @@ def _reproduce(slug: str, tmp_path, compared) -> dict[str, tuple[str, str]]:
     summary = run_cells(sorted(cells, key=lambda c: c.run_key), store, REGISTRY, threads=1)
     assert set(summary.counts) <= {"done", "skipped"}, summary.counts
     verdicts = [v for v in evaluate_paper(paper, store, REGISTRY) if v.claim.scale in CPU_SCALES]
-    return {cid: pair for cid, pair in disagreements(verdicts, lock).items() if compared(cid)}
+    found = {cid: pair for cid, pair in disagreements(verdicts, lock).items() if compared(cid)}
+    if slug in SWITCHED_OFF:
+        found.update({f"switched off: {cid}": tuple(held)
+                      for cid, held in _still_reproduced_when_switched_off(slug, paper, store).items()})
+    return found
 
 
 @pytest.mark.parametrize("slug", [pytest.param(s, marks=[pytest.mark.slow, pytest.mark.cost(_lock_cost(s))])

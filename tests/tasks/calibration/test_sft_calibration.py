@@ -7,6 +7,7 @@ import torch
 from bench.context import RunContext
 from tasks.calibration import CalibrationResult, calibration_errors, option_probs, score
 from tasks.calibration import sft_calibration as T
+from tasks.calibration._world import LETTERS, SPECIALS, pretraining_texts, question_text
 
 SMALL = {"entities": 8, "per_entity": 100, "vocab_size": 64, "hidden_size": 16, "pretrain_steps": 400,
          "eval_questions": 400, "sft_copies": 8}
@@ -41,7 +42,8 @@ def test_a_calibrated_forecaster_has_small_ece():
 
 
 @pytest.mark.parametrize("bad", [{"vocab_size": 10}, {"hidden_size": 24}, {"alpha": 0.0}, {"sft_fraction": 0.0},
-                                 {"entities": 0}])
+                                 {"entities": 0}, {"rare_fraction": 1.5}, {"rare_per_entity": -1},
+                                 {"prior_count": -1}, {"sft_answers": "mode2"}])
 def test_config_rejects_bad_values(bad):
     with pytest.raises(ValueError):
         T.Config(**bad)
@@ -60,11 +62,65 @@ def test_world_data_shapes_masks_and_sampled_answers(small_world):
     assert drawn == pytest.approx(np.mean((problem.eval_bayes ** 2).sum(1)), abs=0.03)
 
 
-def test_pretrained_lm_learns_the_answer_distributions(small_world):
-    _, problem = small_world
+def _rare_questions(config, problem):
+    """(n_eval,) whether each evaluation question asks about a rare fact (never answered in pre-training)."""
+    _, rare, _ = T.world(config, 0)
+    return np.isin(problem.eval_input_ids[:, 0].numpy() - len(SPECIALS), rare)
+
+
+def test_rare_facts_are_a_random_share_and_their_answers_are_left_out_of_pre_training():
+    config = T.Config(**SMALL)
+    probs, rare, _ = T.world(config, 0)
+    assert len(rare) == 4 and len(set(rare.tolist())) == 4                  # rare_fraction 0.5 of 8 facts
+    counts = T.pretraining_counts(config, rare)
+    assert counts[rare].tolist() == [0] * 4 and np.delete(counts, rare).tolist() == [100] * 4
+    texts = pretraining_texts(probs, counts, 0.0, 1, np.random.default_rng(0), prior_count=1)
+    per_fact = [sum(t.startswith(question_text(i) + " ") for t in texts) for i in range(8)]
+    assert per_fact == [c + 4 for c in counts.tolist()]                   # + one pseudo-document per letter
+    rare_letters = sorted(t.split()[-1] for t in texts if t.startswith(question_text(int(rare[0])) + " "))
+    assert rare_letters == list(LETTERS)                                    # a rare fact: its prior only
+    # the SFT set and the questions do not depend on which facts are rare
+    _, none_rare, after = T.world(T.Config(**{**SMALL, "rare_fraction": 0.0}), 0)
+    assert len(none_rare) == 0
+    assert after.integers(2**30, size=8).tolist() == T.world(config, 0)[2].integers(2**30, size=8).tolist()
+
+
+def test_pretrained_lm_learns_the_posterior_predictive(small_world):
+    config, problem = small_world
     renorm, full = option_probs(problem.model, problem)
     assert np.allclose(renorm.sum(1), 1.0) and (full.sum(1) <= 1 + 1e-9).all()
-    assert np.abs(renorm - problem.eval_bayes).mean() < 0.1       # near p_i (sampling noise of 100 draws per fact)
+    rare = _rare_questions(config, problem)
+    # frequent facts: (n_k + 1)/(100 + 4) ≈ p_i (sampling noise of 100 draws per fact); rare: the uniform prior
+    assert np.abs(renorm[~rare] - problem.eval_bayes[~rare]).mean() < 0.1
+    assert np.abs(renorm[rare] - 0.25).mean() < 0.03 and renorm[rare].max() < 0.33
+
+
+def test_pretrained_accuracy_is_below_bayes_on_the_rare_facts_only(small_world):
+    config, problem = small_world
+    scores = score(problem, CalibrationResult(model=problem.model, final_loss=0.0))
+    renorm, _ = option_probs(problem.model, problem)
+    correct = renorm.argmax(1) == problem.eval_answers
+    bayes = problem.eval_bayes.argmax(1) == problem.eval_answers
+    rare = _rare_questions(config, problem)
+    se = np.sqrt(0.25 / rare.sum())                                        # ≥ the SE of an accuracy on them
+    assert bayes[rare].mean() - correct[rare].mean() > 4 * se               # the model has something to learn
+    assert abs(bayes[~rare].mean() - correct[~rare].mean()) < 0.03          # frequent facts: at the Bayes accuracy
+    assert scores["accuracy_before"] < scores["bayes_accuracy"] - 0.05
+    assert scores["ece_before"] < 0.08                                      # and calibrated: the prior is uniform
+
+
+def test_random_sft_answers_are_one_uniform_letter_per_fact_and_change_nothing_else(small_world, cache_root):
+    config, problem = small_world
+    rand = T.build(T.Config(**{**SMALL, "sft_answers": "random"}), RunContext(seed=0, cache_root=cache_root).for_task())
+    assert len(list((cache_root / "calibration").iterdir())) == 1          # the same pre-trained model (not re-keyed)
+    assert torch.equal(rand.sft_input_ids[:, :-1], problem.sft_input_ids[:, :-1])
+    assert np.array_equal(rand.eval_answers, problem.eval_answers)
+    letters = {}
+    for fact, answer in zip(rand.sft_input_ids[:, 0].tolist(), rand.sft_input_ids[:, -1].tolist()):
+        assert letters.setdefault(fact, answer) == answer                   # one letter per fact, every copy
+    expected = np.random.default_rng([0, 8]).integers(0, 4, size=config.entities)
+    assert [problem.letter_ids.index(letters[f]) for f in sorted(letters)] == [
+        int(expected[f - len(SPECIALS)]) for f in sorted(letters)]
 
 
 def test_score_of_an_untuned_model_changes_nothing(small_world):
