@@ -251,7 +251,7 @@ def run(
     chosen_seeds = _seeds(seed, seeds)
     registry = _registry()
     method_raw, task_raw = split_overrides(set_ or [])
-    m = entry_from_flag(registry, "method", method, method_raw)
+    m = entry_from_flag(registry, "method", method, method_raw, tasks=[task])
     t = entry_from_flag(registry, "task", task, task_raw)
     reason = registry.incompatibility(method, task, hardware)
     if reason:
@@ -334,7 +334,7 @@ def grid(
             raise BenchError("a grid needs at least one --method and one --task (or --file grid.yaml)")
         method_raw, task_raw = split_overrides(set_ or [])
         spec = {
-            "methods": [entry_from_flag(registry, "method", m, method_raw) for m in method],
+            "methods": [entry_from_flag(registry, "method", m, method_raw, tasks=task) for m in method],
             "tasks": [entry_from_flag(registry, "task", t, task_raw) for t in task],
             "seeds": parse_seeds(seeds) if seeds is not None else [0],
             "hardware": check_hardware(hardware or ["cpu"]),

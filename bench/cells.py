@@ -15,11 +15,11 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import yaml
 
-from bench.configs import build_config, config_dict, parse_overrides
+from bench.configs import build_config, config_dict, field_types, parse_overrides
 from bench.errors import BenchError
 from bench.registry import Registry
 from bench.spec import Cell, validate_hardware
@@ -106,10 +106,19 @@ def expand(registry: Registry, methods: list[Entry], tasks: list[Entry], seeds: 
     return Grid(unique, incompatible)
 
 
-def entry_from_flag(registry: Registry, kind: str, name: str, raw_overrides: Mapping[str, str]) -> Entry:
-    """An Entry from a CLI name and raw `--set` text (typed against the Config)."""
+def entry_from_flag(registry: Registry, kind: str, name: str, raw_overrides: Mapping[str, str],
+                    tasks: Sequence[str] = ()) -> Entry:
+    """An Entry from a CLI name and raw `--set` text (typed against the Config). For a method, `tasks` are the
+    command's tasks: a bare key the method lacks but one of them has is refused naming `--set task.<key>=...`."""
     config_cls = (registry.method(name) if kind == "method" else registry.task(name)).Config
-    return Entry(name, parse_overrides(config_cls, raw_overrides, name))
+    elsewhere = {}
+    if kind == "method" and any(key not in field_types(config_cls) for key in raw_overrides):
+        for task_name in tasks:
+            try:
+                elsewhere[task_name] = list(registry.config_fields("task", task_name))
+            except BenchError:      # an unknown task: its own error comes when its entry is built
+                continue
+    return Entry(name, parse_overrides(config_cls, raw_overrides, name, elsewhere))
 
 
 def _entries(items: Any, key: str) -> list[Entry]:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import shlex
 import types
 import typing
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import yaml
 
@@ -140,7 +141,8 @@ def config_dict(config: Any) -> dict[str, Any]:
 def split_overrides(pairs: list[str]) -> tuple[dict[str, str], dict[str, str]]:
     """Split `--set` pairs into (method overrides, task overrides) as raw text.
 
-    `task.dim=20` goes to the task, `method.c=1` or a bare `c=1` to the method.
+    `task.dim=20` goes to the task, `method.c=1` or a bare `c=1` to the method (always: a bare key the method lacks is
+    refused by parse_overrides, with a pointer to the task's key when the task has it, never routed to the task).
     """
     method: dict[str, str] = {}
     task: dict[str, str] = {}
@@ -156,13 +158,29 @@ def split_overrides(pairs: list[str]) -> tuple[dict[str, str], dict[str, str]]:
     return method, task
 
 
-def parse_overrides(config_cls: type, raw: Mapping[str, str], owner: str) -> dict[str, Any]:
-    """Typed values for raw command-line overrides of `config_cls`."""
+def unknown_key(config_cls: type, key: str, owner: str, elsewhere: Mapping[str, Iterable[str]] | None = None,
+                text: str = "...") -> str:
+    """The one-line error for a key `config_cls` lacks: its valid keys, and when the command's task(s) have that key
+    (`elsewhere`: task name -> its config's field names), the `--set task.<key>=<text>` that sets it there."""
+    message = f"unknown config key {key!r} for {owner}; valid keys: {describe_fields(config_cls)}"
+    holders = [name for name, fields in (elsewhere or {}).items() if key in set(fields)]
+    if holders:
+        which = f"the task {holders[0]} has" if len(holders) == 1 else f"the tasks {', '.join(holders)} have"
+        message += f"; {which} it: --set {shlex.quote(f'task.{key}={text}')}"
+    return message
+
+
+def parse_overrides(config_cls: type, raw: Mapping[str, str], owner: str,
+                    elsewhere: Mapping[str, Iterable[str]] | None = None) -> dict[str, Any]:
+    """Typed values for raw command-line overrides of `config_cls`.
+
+    `elsewhere`, for a method's overrides: each task of the command and its config's field names, so that a bare key
+    the method lacks but a task has is refused with a pointer to `--set task.<key>=...` (unknown_key)."""
     types_ = field_types(config_cls)
     out = {}
     for key, text in raw.items():
         if key not in types_:
-            raise BenchError(f"unknown config key {key!r} for {owner}; valid keys: {describe_fields(config_cls)}")
+            raise BenchError(unknown_key(config_cls, key, owner, elsewhere, text))
         try:
             out[key] = parse_text(types_[key], text)
         except (TypeError, yaml.YAMLError) as exc:

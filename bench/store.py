@@ -28,7 +28,7 @@ from bench.models import CurvePoint, Environment, MetricValue, Run
 from bench.spec import RunRecord
 
 DEFAULT_URL = "sqlite:///bench.db"
-SCHEMA_HEAD = "0006_run_identity"  # newest Alembic revision; tests check it matches the scripts
+SCHEMA_HEAD = "0007_preference_sft_model"  # newest Alembic revision; tests check it matches the scripts
 OUR_TABLES = {"runs", "metrics", "curves", "environments"}
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_MAGIC = b"SQLite format 3\x00"

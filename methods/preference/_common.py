@@ -1,13 +1,18 @@
 """What every preference method shares: the policy and the reference, on-policy pairs, a pairwise trainer, evaluation.
 
-The policy is `config.model` when given (a hub id or a local directory: the paper-scale path, run unchanged
-on `ctx.device`), else the task's π_SFT; the reference π_ref is a frozen copy of the same model.
-Learning rate: `config.lr`, or when it is 0 the paper's 5e-7 for a given model and the CPU-scale value
-TINY_LR for the task's tiny model (docs/papers/simplemix.md uses 1e-4 for a 2-layer GPT-2; this world's
-runs of a few dozen steps need a larger step to move the tiny model).
+π_SFT is the task's: `problem.sft_path` (the task's `model` setting: its tiny model trained here, or a hub id / local
+directory, the paper-scale path, run unchanged on `ctx.device`). The policy starts from it, the reference π_ref is a
+frozen copy of it, score reads the probe set's reference log-probabilities from it, and preference_world and
+long_context_alignment sample their baseline answers from it (so a win rate there compares the trained policy with
+the model it started from; alpacaeval's baseline is AlpacaEval's reference output). A method has no model setting of
+its own: `--set task.model=...` names π_SFT for every method at once.
+Learning rate: `config.lr`, or when it is 0 the CPU-scale value TINY_LR for the task's tiny model (`problem.tiny`;
+docs/papers/simplemix.md uses 1e-4 for a 2-layer GPT-2; this world's runs of a few dozen steps need a larger step to
+move the tiny model) and the paper's 5e-7 for a given one.
 `evaluate` returns the trained policy with its answers: `score` runs the problem's optional `external_eval` hook
 (lm-evaluation-harness suites) and the probe set's implicit reward on it itself; a method with an implicit reward
-β(log π − log π_ref) declares its β and reference (`implicit_reward`), which the harness checks against the config.
+β(log π − log π_ref) declares its β (`implicit_reward`), which the harness checks against the config; π_ref is the
+problem's π_SFT.
 """
 
 from __future__ import annotations
@@ -26,10 +31,9 @@ TINY_LR = 1e-3    # the task's tiny GPT-2
 
 
 def load_models(problem: PreferenceProblem, config, ctx: RunContext):
-    """(policy in train mode, frozen reference, tokenizer) on ctx.device."""
-    name = config.model or problem.sft_path
-    policy, tokenizer = load_causal_lm(name, device=ctx.device)
-    ref, _ = load_causal_lm(name, device=ctx.device)
+    """(policy, frozen reference, tokenizer) on ctx.device: both π_SFT (problem.sft_path)."""
+    policy, tokenizer = load_causal_lm(problem.sft_path, device=ctx.device)
+    ref, _ = load_causal_lm(problem.sft_path, device=ctx.device)
     for p in ref.parameters():
         p.requires_grad_(False)
     return policy, ref, tokenizer
@@ -38,7 +42,7 @@ def load_models(problem: PreferenceProblem, config, ctx: RunContext):
 def learning_rate(problem: PreferenceProblem, config) -> float:
     if config.lr > 0:
         return config.lr
-    return TINY_LR if problem.tiny and not config.model else PAPER_LR
+    return TINY_LR if problem.tiny else PAPER_LR
 
 
 def completions(responses) -> list[str]:
@@ -88,9 +92,9 @@ def train_pairs(policy, ref, tokenizer, prompts, chosen, rejected, loss: Callabl
 
 
 def implicit_reward(config) -> dict:
-    """The declaration of a method whose implicit reward is r = β(log π − log π_ref): its β and its reference model
-    (config.model, "" = the task's π_SFT), the values score evaluates that reward with on the probe set."""
-    return {"beta": config.beta, "model": config.model}
+    """The declaration of a method whose implicit reward is r = β(log π − log π_ref): its β, the value score evaluates
+    that reward with on the probe set (π_ref there is the problem's π_SFT, which the method does not choose)."""
+    return {"beta": config.beta}
 
 
 def evaluate(problem: PreferenceProblem, policy, ref, tokenizer, ctx: RunContext, declared: dict | None = None,
@@ -115,10 +119,9 @@ def evaluate(problem: PreferenceProblem, policy, ref, tokenizer, ctx: RunContext
 @dataclass(frozen=True)
 class TrainingSettings:
     """The training settings every preference method's Config starts with (each adds its own after them; all of
-    them are `--set` keys as before)."""
+    them are `--set` keys). No model: π_SFT, the policy's start and the reference, is the task's `model`."""
 
-    model: str = ""             # policy and reference: "" = the task's π_SFT, else a hub id / local directory
-    lr: float = 0.0             # 0 = 5e-7 (paper scale) for a given model, 1e-3 for the tiny one
+    lr: float = 0.0             # 0 = 1e-3 for the task's tiny π_SFT, 5e-7 (paper scale) for a given task.model
     epochs: float = 1.0         # one epoch
     batch_size: int = 32        # pairs (or answers) per micro-batch
     grad_accum: int = 1         # gradient accumulation steps

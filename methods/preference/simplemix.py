@@ -12,7 +12,7 @@ model), D_off: pairs written by other models. Nothing else changes: no reweighti
 Fidelity: reconstructed. The paper's text was not available; the recipe is the first author's OpenRLHF fork
 (docs/papers/simplemix.md). Deviations: the mixture is an exact shuffled split of the prompts (round(α·n) on-policy)
 rather than a probabilistic interleave; one pair per prompt; β = 0.5 (one of the fork's values, the
-paper's is unknown); the learning rate is the paper's 5e-7 for a given model and 1e-3 for the tiny one.
+paper's is unknown); the learning rate is the paper's 5e-7 for a given π_SFT (task.model) and 1e-3 for the tiny one.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Preference alignment of a language model: DPO-style objectives judged by a gold reward and win rates.
 
-Contract of the family. A method starts from an SFT policy (the task's tiny model, or any hub id /
-local directory given as the method's `model`), trains it on preference pairs and returns its
+Contract of the family. A method starts from the task's SFT policy π_SFT (`sft_path`: the task's tiny model, or any
+hub id / local directory given as the task's `model`), trains it on preference pairs and returns its
 sampled answers to the evaluation prompts with their log-probabilities under the policy and the
 reference, the trained policy itself, and the pairs it trained on (`PreferenceResult`). `score` is the only judge:
 it judges the answers, and measures on the returned policy what the method's own evaluation once reported (the
@@ -25,8 +25,8 @@ probe set's implicit reward, the external benchmarks; tasks/preference/_observe.
 * `reward_pearson`, `slope1_error` (EPA's intrinsic evaluation, Table 1): how close the learned implicit reward r_θ on a
   fixed probe set of K responses per prompt is to slope-1 linearity in the BT-scale true reward r*/τ:
   the per-prompt Pearson correlation, averaged, and ε̂ = mean_x min_c mean_y (r_θ − r*/τ − c)². score computes
-  r_θ = β(log πθ − log π_ref) itself, running the returned policy and the reference, for a method that declares the
-  β of such a reward and its reference model (`declared`: beta, model; the harness checks them against the config).
+  r_θ = β(log πθ − log π_ref) itself, running the returned policy and the reference π_SFT, for a method that declares
+  the β of such a reward (`declared`: beta; the harness checks it against the config).
 * `lm_eval_<task>_<metric>`: lm-evaluation-harness scores of the trained policy (long_context_alignment's
   `lm_eval_tasks`, tasks/preference/_harness.py), declared by prefix (METRIC_PREFIXES) since the names depend on
   the suites asked for; most are higher-better (accuracy, F1, exact match, RULER), perplexities are not.
@@ -117,7 +117,7 @@ class PreferenceResult:
     off_policy_pairs: tuple[tuple[str, str, str], ...] = ()  # the same, from problem.off_policy
     on_policy_fraction: float | None = None  # the method's own share of on-policy pairs (checked: Misreport)
     declared: dict = field(default_factory=dict)  # config field -> value the scorer uses, checked by the harness:
-                                                  # "beta" and "model" of an implicit reward β(log π − log π_ref)
+                                                  # "beta" of an implicit reward β(log π − log π_SFT)
 
 
 METRICS = {
@@ -279,7 +279,7 @@ def _score_world(problem: PreferenceProblem, result: PreferenceResult) -> dict[s
         scores["gold_reward"] = float(np.mean(per_category))
     declared = result.declared or {}
     if declared.get("beta") is not None and len(problem.probe_prompts):
-        learned = probe_rewards(problem, returned_model(result), declared["beta"], declared.get("model", ""))
+        learned = probe_rewards(problem, returned_model(result), declared["beta"])
         true = np.array([problem.judge([p] * len(rs), rs)
                          for p, rs in zip(problem.probe_prompts, problem.probe_responses)])
         scores.update(slope1_metrics(learned, true / problem.label_temperature))

@@ -9,9 +9,10 @@ external benchmarks.
   one of the problem's own off-policy lists, and computes the share. A pair of neither kind, or a reported share that
   differs, is a Misreport.
 * The implicit reward r_θ = β(log πθ − log π_ref) (EPA's Table 1, docs/papers/epa.md) on the probe set: `probe_rewards`
-  runs the returned policy and the reference itself, π_ref loaded from the model the method declares (its `model`,
-  "" = the task's π_SFT), with the β it declares; the harness checks both declarations against the run's config
-  (bench.observe.check_declared).
+  runs the returned policy and the reference itself, π_ref loaded from the problem's π_SFT (`sft_path`, the task's
+  `model`: no method chooses its reference), with the β the method declares; the harness checks that declaration
+  against the run's config (bench.observe.check_declared; a declaration of any other field, such as a reference
+  model, names no field of the method's config and is refused too).
 * `external_scores`: the problem's `external_eval` hook (lm-evaluation-harness, LOGO's LongBench) run on the returned
   policy by the scorer.
 """
@@ -87,12 +88,12 @@ def _device(model) -> str:
     return str(next(model.parameters()).device)
 
 
-def probe_rewards(problem, model, beta: float, reference: str) -> np.ndarray:
-    """(P, K) r_θ = β(log πθ(y|x) − log π_ref(y|x)) of the returned policy on the probe set, π_ref loaded from
-    `reference` ("" = the task's π_SFT) with its tokenizer; each response follows its prompt after a space, as the
-    training data's do. Computed in float32 as the methods' own evaluation always did, then widened."""
+def probe_rewards(problem, model, beta: float) -> np.ndarray:
+    """(P, K) r_θ = β(log πθ(y|x) − log π_ref(y|x)) of the returned policy on the probe set, π_ref the problem's π_SFT
+    (`problem.sft_path`) with its tokenizer; each response follows its prompt after a space, as the training data's
+    do. Computed in float32 as the methods' own evaluation always did, then widened."""
     device = _device(model)
-    ref, tokenizer = load_causal_lm(reference or problem.sft_path, device=device)
+    ref, tokenizer = load_causal_lm(problem.sft_path, device=device)
     prompts = [p for p, rs in zip(problem.probe_prompts, problem.probe_responses) for _ in rs]
     texts = [" " + r for rs in problem.probe_responses for r in rs]
     was_training = model.training

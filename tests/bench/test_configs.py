@@ -38,6 +38,39 @@ def test_unknown_key_lists_the_valid_keys():
     assert "\n" not in message
 
 
+def test_a_bare_key_the_task_has_points_to_the_task_key():
+    """A bare `--set k=v` goes to the method; when the method lacks k but the command's task has it, the one-line
+    error says so and gives the `--set task.k=v` to use (the key is never routed to the task silently)."""
+    tasks = {"world": ["model", "dim"], "other": ["dim"]}
+    with pytest.raises(BenchError) as info:
+        parse_overrides(Config, {"model": "Qwen/Qwen2.5-1.5B-Instruct"}, "simplemix", tasks)
+    message = str(info.value)
+    assert message.startswith("unknown config key 'model' for simplemix; valid keys: T: int")
+    assert message.endswith("; the task world has it: --set task.model=Qwen/Qwen2.5-1.5B-Instruct")
+    assert "\n" not in message
+    with pytest.raises(BenchError, match=r"; the tasks world, other have it: --set task.dim=20$"):
+        parse_overrides(Config, {"dim": "20"}, "m", tasks)
+    with pytest.raises(BenchError, match=r"--set 'task.model=a b'$"):            # quoted for the shell
+        parse_overrides(Config, {"model": "a b"}, "m", tasks)
+    with pytest.raises(BenchError) as info:                                     # no task has it: no pointer
+        parse_overrides(Config, {"cc": "1"}, "m", tasks)
+    assert "task." not in str(info.value)
+    assert parse_overrides(Config, {"T": "5"}, "m", tasks) == {"T": 5}
+
+
+def test_the_cli_entry_names_the_task_that_has_a_bare_key(registry):
+    """bench.cells.entry_from_flag (the CLI's path): the preference methods have no `model` (π_SFT is the task's)."""
+    from bench.cells import entry_from_flag
+
+    with pytest.raises(BenchError, match=r"unknown config key 'model' for simplemix; valid keys: .*; the task "
+                                         r"preference_world has it: --set task.model=Qwen/Qwen2.5-1.5B-Instruct$"):
+        entry_from_flag(registry, "method", "simplemix", {"model": "Qwen/Qwen2.5-1.5B-Instruct"},
+                        tasks=["preference_world"])
+    with pytest.raises(BenchError, match=r"for dicesgd; valid keys: [^;]*$"):  # performative has no such key
+        entry_from_flag(registry, "method", "dicesgd", {"model": "x"}, tasks=["performative", "no_such_task"])
+    assert entry_from_flag(registry, "method", "simplemix", {"beta": "0.1"}, tasks=["nope"]).config == {"beta": 0.1}
+
+
 def test_split_task_and_method_overrides():
     assert split_overrides(["c=1", "task.beta=0.05", "method.T=5"]) == ({"c": "1", "T": "5"}, {"beta": "0.05"})
     with pytest.raises(BenchError, match="key=value"):

@@ -3,6 +3,8 @@
 A store at revision 0005 holds runs written by the former code (task configs with cache_dir, data_seed or
 instance_seed), with metrics, curves and a lease; upgrading gives each the run_key and setting_key of the cell the
 runner now builds, so the runner resumes it; a collision keeps both runs; the downgrade restores the former keys.
+The store is upgraded to the head, so a preference run also passes through 0007 (the former code's method config
+held `"model": ""`, tests/bench/test_migration_0007.py).
 """
 
 from datetime import datetime
@@ -27,6 +29,7 @@ FORMER = [
     ("dpo", "preference_world", {"cache_dir": "~/.cache/icml2025-bench/preference"}),
 ]
 RENAMED = {"data_seed": "world_seed", "instance_seed": "world_seed"}
+FORMER_METHOD = {"dpo": {"model": ""}}  # the former code's method config beside the current one (0007 drops it)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -37,10 +40,12 @@ def url(request, tmp_path):
 
 
 def _former(cell: Cell, extra: dict) -> Cell:
-    """The cell as the former code built it: the same defaults, with cache_dir and the seed under its former name."""
+    """The cell as the former code built it: the same defaults, with cache_dir and the seed under its former name
+    (and a preference method's `model`)."""
     renamed = {RENAMED[name] for name in extra if name in RENAMED}
     config = {k: v for k, v in cell.task_config.items() if k not in renamed}
-    return Cell(cell.method, cell.task, cell.seed, cell.method_config, {**config, **extra}, cell.hardware)
+    method_config = {**FORMER_METHOD.get(cell.method, {}), **cell.method_config}
+    return Cell(cell.method, cell.task, cell.seed, method_config, {**config, **extra}, cell.hardware)
 
 
 def _row(cell: Cell, status="done", version=1) -> dict:
@@ -96,7 +101,7 @@ def test_0006_rekeys_former_runs_to_the_cells_the_runner_builds(url, registry):
     engine, current, former, elsewhere, untouched = _store_at_0005(url, registry)
     before, _, _, _ = _by_id(engine)
     assert schema_state(engine) == "old:0005_run_log"
-    assert upgrade(engine) == SCHEMA_HEAD == "0006_run_identity" and schema_state(engine) == "current"
+    assert upgrade(engine) == SCHEMA_HEAD and schema_state(engine) == "current"
     runs, metrics, curves, leases = _by_id(engine)
     assert set(runs) == set(before)  # every run kept, under its id
     keys = {run.run_key: run for run in runs.values()}
@@ -104,10 +109,12 @@ def test_0006_rekeys_former_runs_to_the_cells_the_runner_builds(url, registry):
         run = keys[cell.run_key]
         assert run.id == next(i for i, r in before.items() if r.run_key == former[task].run_key)
         assert run.setting_key == cell.setting_key and run.task_config == dict(cell.task_config)
+        assert run.method_config == dict(cell.method_config)
         assert "cache_dir" not in run.task_config and "data_seed" not in run.task_config
         old = before[run.id]._asdict()
-        assert {k: v for k, v in run._asdict().items() if k not in ("run_key", "setting_key", "task_config")} == \
-            {k: v for k, v in old.items() if k not in ("run_key", "setting_key", "task_config")}  # all else kept
+        keyed = ("run_key", "setting_key", "task_config", "method_config")
+        assert {k: v for k, v in run._asdict().items() if k not in keyed} == \
+            {k: v for k, v in old.items() if k not in keyed}                                   # all else kept
         assert metrics[cell.run_key] == 2 and curves[cell.run_key] == 3  # its metrics and curves moved with it
         assert former[task].run_key not in metrics and former[task].run_key not in curves
     assert current["performative"].run_key in leases and former["performative"].run_key not in leases

@@ -39,14 +39,14 @@ def test_bench_run_simplemix_stores_per_category_results(tmp_path):
 
 @pytest.mark.integration
 def test_paper_scale_path_with_a_local_model_directory(tmp_path):
-    """`--set model=<dir>` loads the policy through from_pretrained (the hub-id path); `--hardware cuda` is accepted
-    by the method and refused by this CPU machine in one line."""
+    """`--set task.model=<dir>` loads π_SFT (policy, reference, baseline) through from_pretrained (the hub-id path);
+    `--hardware cuda` is accepted by the method and refused by this CPU machine in one line."""
     from bench.context import RunContext
     from tasks.preference.preference_world import Config, sft_policy
 
     path, _ = sft_policy(Config(world_seed=0), RunContext(0).cache_dir("preference"))
     db = tmp_path / "cli.db"
-    run = bench("run", "--method", "simplemix", "--task", "preference_world", "--set", f"model={path}",
+    run = bench("run", "--method", "simplemix", "--task", "preference_world", "--set", f"task.model={path}",
                 "--set", "lr=1e-3", db=db, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     store = Store.open(f"sqlite:///{db}")

@@ -2,10 +2,11 @@
 
 The win rates, gold rewards and LC win rate judge the returned answers; the bandit's ε̂, Pearson and frontier are
 exact over the returned log-policy table and its training trace. What a method still says about itself is checked:
-* the β that scales an implicit reward (the bandit's table, the world's probe set) and the world's reference model
-  are declared (`result.declared`) and compared by the harness with the run's config (bench.observe.check_declared):
-  a method that misdeclares them fails with a Misreport instead of being scored;
-* the world's `reward_pearson` / `slope1_error`: score runs the returned policy and the declared reference on the
+* the β that scales an implicit reward (the bandit's table, the world's probe set) is declared (`result.declared`)
+  and compared by the harness with the run's config (bench.observe.check_declared): a method that misdeclares it, or
+  declares a reference model of its own (no method config has one: π_ref is the task's π_SFT), fails with a
+  Misreport instead of being scored;
+* the world's `reward_pearson` / `slope1_error`: score runs the returned policy and the problem's π_SFT on the
   probe set itself (the method no longer hands over its own reward);
 * `on_policy_fraction`: score counts the training pairs the method returns, each on-policy pair checked against the
   lists the problem's annotator ranked during the solve (its meter), each off-policy pair against the problem's
@@ -129,11 +130,11 @@ def off_policy(world):
         return dpo.solve(world, dpo.Config(source="off", **FAST), RunContext(seed=1))
 
 
-# ---- the world's implicit reward: the scorer runs the returned policy and the declared reference ---------------
+# ---- the world's implicit reward: the scorer runs the returned policy and the problem's π_SFT ------------------
 
 def test_the_world_reward_is_measured_on_the_returned_policy(world, off_policy):
     result = off_policy
-    assert result.declared == {"beta": 0.5, "model": ""}
+    assert result.declared == {"beta": 0.5}
     ref, tokenizer = load_causal_lm(world.sft_path)
     prompts = [p for p, rs in zip(world.probe_prompts, world.probe_responses) for _ in rs]
     texts = [" " + r for rs in world.probe_responses for r in rs]
@@ -155,11 +156,12 @@ def test_a_misdeclared_beta_or_reference_is_refused_by_the_harness(world, off_po
     config = dpo.Config(source="off", **FAST)
     check_declared(result, config)
     assert claimed_scores(FAMILY, world, result)["slope1_error"] != \
-        claimed_scores(FAMILY, world, dataclasses.replace(result, declared={"beta": 0.05, "model": ""}))[
+        claimed_scores(FAMILY, world, dataclasses.replace(result, declared={"beta": 0.05}))[
             "slope1_error"]                                             # the declaration matters to the metric...
-    for declared in ({"beta": 0.05, "model": ""}, {"beta": 0.5, "model": "tiny-gpt2"}):
-        with pytest.raises(Misreport, match="the cell's config has"):                # ...so the harness checks it
-            check_declared(dataclasses.replace(result, declared=declared), config)
+    with pytest.raises(Misreport, match="the cell's config has"):                    # ...so the harness checks it
+        check_declared(dataclasses.replace(result, declared={"beta": 0.05}), config)
+    with pytest.raises(Misreport, match="declares model='tiny-gpt2', but its config has no field 'model'"):
+        check_declared(dataclasses.replace(result, declared={"beta": 0.5, "model": "tiny-gpt2"}), config)
 
 
 # ---- the bandit's β ---------------------------------------------------------------------------------------------
