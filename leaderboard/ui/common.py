@@ -39,6 +39,17 @@ def safe(text: str) -> str:
     return str(text).translate(_LITERAL) if text else ""
 
 
+def html_table(rows: list[dict]) -> str:
+    """`rows` (one dict per row, the first row's keys as the header) as the app's HTML table, every cell shown
+    literally. Drawn as HTML, like the overview's board, rather than with st.table: Streamlit's table component is a
+    script chunk that a browser parses on its first table (about 1.7 s of the task page's first visit here)."""
+    if not rows:
+        return ""
+    header = "".join(f"<th>{safe(key)}</th>" for key in rows[0])
+    body = "".join("<tr>" + "".join(f"<td>{safe(str(row[key]))}</td>" for key in rows[0]) + "</tr>" for row in rows)
+    return f"<table class='board'><tr>{header}</tr>{body}</table>"
+
+
 def href(view: str, **params) -> str:
     return "?" + urlencode({"view": view, **{k: v for k, v in params.items() if v not in (None, "")}})
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -15,7 +14,7 @@ from leaderboard import claims as claims_lib
 from leaderboard import queries
 from leaderboard.cards import fmt_significant
 from leaderboard.plots import spans_decades
-from leaderboard.ui.common import TTL_S, choice, keep_in_url, registry, store
+from leaderboard.ui.common import TTL_S, choice, html_table, keep_in_url, registry, store
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
@@ -113,6 +112,6 @@ def task_page(url: str) -> None:
         st.subheader(f"{title} — {metric}{unit} ({direction} is better)")
         if what:
             st.caption(what[2:])
-        st.table(pd.DataFrame(ranked(rows, references)).set_index("rank"))
+        st.markdown(html_table(ranked(rows, references)), unsafe_allow_html=True)
         instance = [m for m in markers if json.dumps(m.task_config, sort_keys=True) == rows[0].task_config]
         st.plotly_chart(_figure(rows, instance, references), key=f"board-{title}-{metric}")

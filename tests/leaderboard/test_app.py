@@ -61,6 +61,39 @@ def _run(url, monkeypatch, **params) -> AppTest:
     return app
 
 
+def _first_table(app, first_column: str) -> list[dict[str, str]]:
+    """The rows (column -> cell text) of the first HTML table the page draws whose first header is `first_column`."""
+    from html.parser import HTMLParser
+
+    class Rows(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.rows, self.cell = [], None
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "tr":
+                self.rows.append([])
+            elif tag in ("td", "th"):
+                self.cell = ""
+
+        def handle_endtag(self, tag):
+            if tag in ("td", "th"):
+                self.rows[-1].append(self.cell)
+                self.cell = None
+
+        def handle_data(self, data):
+            if self.cell is not None:
+                self.cell += data
+
+    for markdown in app.markdown:
+        if f"<th>{first_column}</th>" in markdown.value:
+            parser = Rows()
+            parser.feed(markdown.value)
+            header, *body = parser.rows
+            return [dict(zip(header, row)) for row in body]
+    raise AssertionError(f"no table whose first column is {first_column!r}")
+
+
 def _text(app) -> str:
     return "\n".join(m.value for m in app.markdown)
 
@@ -94,9 +127,9 @@ def test_overview_sorts_and_keeps_the_sort_in_the_url(url, monkeypatch):
 
 def test_task_page_ranks_methods_with_intervals_and_describes_the_metric(url, monkeypatch):
     app = _run(url, monkeypatch, view="task", task="performative")
-    frame = app.table[0].value
-    assert list(frame["method"]) == ["dicesgd [reconstructed]", "pcsgd [reconstructed]"]  # final_gap, lower first
-    assert list(frame.index) == ["1", "2"] and list(frame["n"]) == [3, 3]
+    frame = _first_table(app, "rank")
+    assert [row["method"] for row in frame] == ["dicesgd [reconstructed]", "pcsgd [reconstructed]"]  # lower first
+    assert [row["rank"] for row in frame] == ["1", "2"] and [row["n"] for row in frame] == ["3", "3"]
     assert any("squared distance to the performative-stable point" in c.value for c in app.caption)
     assert any("final_gap (lower is better)" in h.value for h in app.subheader)
     assert app.get("plotly_chart")
@@ -226,3 +259,23 @@ def test_a_statement_is_shown_literally_never_as_markdown_or_html(url, monkeypat
                         classmethod(lambda cls, **kw: replace(original(**kw), papers_dir=tmp_path)))
     text = _text(_run(url, monkeypatch, view="paper", paper="clipped-sgd-performative"))
     assert "‖z−z&#42;‖² and ‖x&#42;‖ &#60;b&#62;bold&#60;/b&#62; &#36;x&#36;" in text
+
+
+def test_overview_draws_the_totals_by_verdict_and_scale(url, monkeypatch):
+    """The stacked bars below the board count what the text totals count (every paper, claims only)."""
+    import json
+
+    from leaderboard import claims as claims_lib
+    from leaderboard.ui.overview import scale_counts
+
+    app = _run(url, monkeypatch)
+    (chart,) = app.get("plotly_chart")
+    figure = json.loads(chart.proto.spec)
+    registry = Registry.discover()
+    from bench.store import Store
+
+    expected = scale_counts([r for r in claims_lib.overview(Store.open(url), registry) if not r.error])
+    drawn = {trace["name"]: dict(zip(trace["y"], trace["x"])) for trace in figure["data"]}
+    assert drawn == {v: {scale: expected[scale][v] for scale in expected}
+                     for v in expected["CPU-measured"] if any(expected[s][v] for s in expected)}
+    assert sum(expected["CPU-measured"].values()) > 0 and figure["layout"]["barmode"] == "stack"
