@@ -44,36 +44,13 @@ def verdict_bar(counts: dict[str, int]) -> str:
     return f"<div class='bar'>{segments}</div><div class='meta'>{words}</div>"
 
 
-def scale_counts(rows: list[claims_lib.PaperOverview]) -> dict[str, dict[str, int]]:
-    """Every paper's claims by verdict: {"CPU-measured": {verdict: n}, "paper-scale": {verdict: n}}."""
-    return {"CPU-measured": {v: sum(_cpu_counts(r)[v] for r in rows) for v in VERDICTS},
-            "paper-scale": {v: sum(r.by_scale.get("paper-scale", {}).get(v, 0) for r in rows) for v in VERDICTS}}
-
-
 def totals(rows: list[claims_lib.PaperOverview]) -> str:
-    counts = scale_counts(rows)
-    cpu, paper = counts["CPU-measured"], counts["paper-scale"]
+    cpu = {v: sum(_cpu_counts(r)[v] for r in rows) for v in VERDICTS}
+    paper = {v: sum(r.by_scale.get("paper-scale", {}).get(v, 0) for r in rows) for v in VERDICTS}
     n_cpu, n_paper = sum(cpu.values()), sum(paper.values())
     return (f"**{len(rows)} papers, {n_cpu + n_paper} claims.** CPU-measured ({n_cpu}): "
             + ", ".join(f"{n} {v}" for v, n in cpu.items() if n)
             + f". Paper-scale ({n_paper}): " + (", ".join(f"{n} {v}" for v, n in paper.items() if n) or "none") + ".")
-
-
-def totals_figure(rows: list[claims_lib.PaperOverview]):
-    """Every paper's claims by verdict, CPU-measured and paper-scale: one stacked horizontal bar each (plotly).
-
-    Drawn below the board, it is also the first plotly chart a visitor's browser meets: its script chunk (the largest
-    the app loads, about 1.6 s to parse here on its first use) is then cached before the task and paper pages, which
-    draw their plots with it, are opened (benchmarks/leaderboard_speed.py)."""
-    import plotly.graph_objects as go
-
-    counts = scale_counts(rows)
-    figure = go.Figure([go.Bar(y=list(counts), x=[counts[scale][v] for scale in counts], name=v, orientation="h",
-                               marker_color=VERDICT_COLORS[v]) for v in VERDICTS
-                        if any(counts[scale][v] for scale in counts)])
-    figure.update_layout(barmode="stack", height=170, margin=dict(t=10, b=10, l=10, r=10), xaxis_title="claims",
-                         legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
-    return figure
 
 
 def overview_page(url: str) -> None:
@@ -104,7 +81,6 @@ def overview_page(url: str) -> None:
     st.caption("Claims only: positive controls (can the world show the effect?) and sanity checks (true by "
                "construction) are never counted. 'uninformative': the claim also holds on its negative control; "
                "'inconclusive': the world's positive control failed.")
-    st.plotly_chart(totals_figure(good), key="totals")
     for r in rows:
         if r.error:
             st.error(f"{r.slug}: its claims file cannot be used: {r.error}")

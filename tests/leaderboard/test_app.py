@@ -260,22 +260,3 @@ def test_a_statement_is_shown_literally_never_as_markdown_or_html(url, monkeypat
     text = _text(_run(url, monkeypatch, view="paper", paper="clipped-sgd-performative"))
     assert "‖z−z&#42;‖² and ‖x&#42;‖ &#60;b&#62;bold&#60;/b&#62; &#36;x&#36;" in text
 
-
-def test_overview_draws_the_totals_by_verdict_and_scale(url, monkeypatch):
-    """The stacked bars below the board count what the text totals count (every paper, claims only)."""
-    import json
-
-    from leaderboard import claims as claims_lib
-    from leaderboard.ui.overview import scale_counts
-
-    app = _run(url, monkeypatch)
-    (chart,) = app.get("plotly_chart")
-    figure = json.loads(chart.proto.spec)
-    registry = Registry.discover()
-    from bench.store import Store
-
-    expected = scale_counts([r for r in claims_lib.overview(Store.open(url), registry) if not r.error])
-    drawn = {trace["name"]: dict(zip(trace["y"], trace["x"])) for trace in figure["data"]}
-    assert drawn == {v: {scale: expected[scale][v] for scale in expected}
-                     for v in expected["CPU-measured"] if any(expected[s][v] for s in expected)}
-    assert sum(expected["CPU-measured"].values()) > 0 and figure["layout"]["barmode"] == "stack"
