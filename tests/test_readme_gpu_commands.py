@@ -360,7 +360,7 @@ def test_task_model_is_the_sft_policy_the_reference_and_the_baseline(task, tmp_p
         assert _common.learning_rate(problem, method_config) == (method_config.lr or _common.PAPER_LR)
         assert _common.learning_rate(dataclasses.replace(problem, tiny=True), method_config) == \
             (method_config.lr or _common.TINY_LR)
-        policy, ref, _ = _common.load_models(problem, method_config, RunContext(0))
+        policy, ref, _ = _common.load_models(problem, RunContext(0))
         assert _same_weights(_weights(policy), reference) and _same_weights(_weights(ref), reference)
         assert not any(p.requires_grad for p in ref.parameters())                   # the reference is frozen
     assert [name for name, _ in loads] == [path] * 2 * len(methods)

@@ -30,7 +30,7 @@ PAPER_LR = 5e-7   # SimpleMix fork [F], EPA (zephyr recipe), LOGO: all use 5e-7 
 TINY_LR = 1e-3    # the task's tiny GPT-2
 
 
-def load_models(problem: PreferenceProblem, config, ctx: RunContext):
+def load_models(problem: PreferenceProblem, ctx: RunContext):
     """(policy, frozen reference, tokenizer) on ctx.device: both π_SFT (problem.sft_path)."""
     policy, tokenizer = load_causal_lm(problem.sft_path, device=ctx.device)
     ref, _ = load_causal_lm(problem.sft_path, device=ctx.device)

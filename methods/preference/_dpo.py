@@ -41,7 +41,7 @@ def mixed_pairs(problem: PreferenceProblem, policy, tokenizer, alpha: float, con
 
 
 def solve_mix(problem: PreferenceProblem, config, alpha: float, ctx: RunContext) -> PreferenceResult:
-    policy, ref, tokenizer = load_models(problem, config, ctx)
+    policy, ref, tokenizer = load_models(problem, ctx)
     prompts, chosen, rejected, training = mixed_pairs(problem, policy, tokenizer, alpha, config, ctx)
     loss = lambda pw, pl, rw, rl: dpo_loss(pw, pl[:, 0], rw, rl[:, 0], config.beta)  # noqa: E731
     train_pairs(policy, ref, tokenizer, prompts, chosen, rejected, loss, config, problem, ctx)

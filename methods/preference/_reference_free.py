@@ -41,7 +41,7 @@ def solve_reference_free(problem: PreferenceProblem, config, m: int, sft_weight:
                          synthesize: bool = False) -> PreferenceResult:
     """Train on (best, the m lowest-ranked) answers of each prompt's off-policy list; with `synthesize` and a task
     that sets position_window, on LOGO's synthesised position indices."""
-    policy, ref, tokenizer = load_models(problem, config, ctx)
+    policy, ref, tokenizer = load_models(problem, ctx)
     prompts = list(problem.train_prompts)
     chosen = [ranked[0] for ranked in problem.off_policy]
     rejected = [tuple(ranked[-m:]) for ranked in problem.off_policy]

@@ -71,7 +71,7 @@ def online_pairs(policy, ref, tokenizer, prompts, problem, config, ctx: RunConte
 @method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0),
         accepts=PreferenceProblem, smoke=SMOKE)
 def solve(problem: PreferenceProblem, config: Config, ctx: RunContext) -> PreferenceResult:
-    policy, ref, tokenizer = load_models(problem, config, ctx)
+    policy, ref, tokenizer = load_models(problem, ctx)
     train_prompts = list(problem.train_prompts)
 
     def objective(idx):

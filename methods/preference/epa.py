@@ -158,7 +158,7 @@ def solve(problem: PreferenceProblem | BanditPreferenceProblem, config: Config,
           ctx: RunContext) -> PreferenceResult | BanditPreferenceResult:
     if isinstance(problem, BanditPreferenceProblem):
         return solve_bandit(problem, config, bandit_objective(problem, config, ctx.torch_generator), ctx)
-    policy, ref, tokenizer = load_models(problem, config, ctx)
+    policy, ref, tokenizer = load_models(problem, ctx)
     prompts, ranked = list(problem.train_prompts), list(problem.off_policy)
     objective = make_objective(policy, ref, tokenizer, prompts, ranked, config, ctx.torch_generator, ctx.device)
     steps = max(1, int(round(config.epochs * len(prompts) / (config.batch_size * config.grad_accum))))

@@ -59,7 +59,7 @@ def kl_surrogate(policy, ref, tokenizer, prompts, problem, ctx: RunContext) -> t
 @method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0),
         accepts=PreferenceProblem, smoke=SMOKE)
 def solve(problem: PreferenceProblem, config: Config, ctx: RunContext) -> PreferenceResult:
-    policy, ref, tokenizer = load_models(problem, config, ctx)
+    policy, ref, tokenizer = load_models(problem, ctx)
     pairs = [(p, r[0], (r[-1],)) for p, r in zip(problem.train_prompts, problem.off_policy)]
     prompts, chosen, rejected = (list(t) for t in zip(*pairs))
     loss = lambda pw, pl, rw, rl: dpo_loss(pw, pl[:, 0], rw, rl[:, 0], config.beta)  # noqa: E731

@@ -54,7 +54,7 @@ def solve(problem: PreferenceProblem | BanditPreferenceProblem, config: Config,
           ctx: RunContext) -> PreferenceResult | BanditPreferenceResult:
     if isinstance(problem, BanditPreferenceProblem):
         return solve_bandit(problem, config, bandit_objective(problem, config, ipo_loss), ctx)
-    policy, ref, tokenizer = load_models(problem, config, ctx)
+    policy, ref, tokenizer = load_models(problem, ctx)
     prompts = list(problem.train_prompts)
     chosen, rejected = [r[0] for r in problem.off_policy], [(r[-1],) for r in problem.off_policy]
     loss = lambda pw, pl, rw, rl: ipo_loss(pw, pl[:, 0], rw, rl[:, 0], config.beta)  # noqa: E731

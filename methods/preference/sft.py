@@ -36,7 +36,7 @@ class Config(TrainingSettings):
 @method(family="preference", config=Config, hardware=("cpu", "cuda"), resources=Resources(memory_gb=2.0),
         accepts=PreferenceProblem, smoke=SMOKE)
 def solve(problem: PreferenceProblem, config: Config, ctx: RunContext) -> PreferenceResult:
-    policy, ref, tokenizer = load_models(problem, config, ctx)
+    policy, ref, tokenizer = load_models(problem, ctx)
     prompts, chosen = list(problem.train_prompts), [ranked[0] for ranked in problem.off_policy]
 
     def nll(idx):

@@ -12,13 +12,13 @@ from datetime import datetime
 
 import pytest
 from alembic import command
-from sqlalchemy import select, text
 
 from bench.cells import Entry, make_cell
 from bench.models import CurvePoint, Lease, MetricValue, Run
 from bench.spec import Cell, RunRecord
 from bench.store import SCHEMA_HEAD, Store, _alembic_config, make_engine, schema_state, upgrade
 from runners.base import pending_cells
+from tests.bench._migrated import by_id as _by_id
 from tests.pg import pg_server_url, pg_url  # noqa: F401 - fixtures
 
 # (method, task): one run of each as the former code stored it (method config with "model": "")
@@ -67,16 +67,6 @@ def _insert(engine, rows: list[dict], lease: str | None = None) -> None:
         if lease is not None:
             connection.execute(Lease.__table__.insert(), [{"run_key": lease, "owner": "h:1:x", "heartbeat": 1.0,
                                                            "acquired": 1.0}])
-
-
-def _by_id(engine):
-    with engine.connect() as connection:
-        runs = {r.id: r for r in connection.execute(select(Run))}
-        metrics = {k: n for k, n in connection.execute(text(
-            "SELECT run_key, COUNT(*) FROM metrics GROUP BY run_key"))}
-        curves = {k: n for k, n in connection.execute(text("SELECT run_key, COUNT(*) FROM curves GROUP BY run_key"))}
-        leases = set(connection.execute(select(Lease.run_key)).scalars())
-    return runs, metrics, curves, leases
 
 
 def test_0007_rekeys_former_preference_runs_to_the_cells_the_runner_builds(url, registry):
