@@ -67,7 +67,8 @@ def test_synthetic_cities_are_well_formed_and_seeded():
         assert np.all(np.diag(city.graph) == 0)
         rows = city.graph.sum(1)
         np.testing.assert_allclose(rows[rows > 0], 1.0)  # .mob-like weights: outgoing trip shares
-        assert np.array_equal(city.graph > 0, (city.od > 0) & ~np.eye(city.n, dtype=bool))
+        assert (city.graph > 0).sum(1).max() <= config.graph_degree
+        assert np.all((city.graph > 0) <= (city.od > 0))
     again = two_city.build(config, RunContext(3).for_task())
     assert np.array_equal(p.target.od, again.target.od)
     other = two_city.build(config, RunContext(4).for_task())
@@ -132,3 +133,28 @@ def test_mismatched_od_matrix_is_rejected(tmp_path):
     np.save(tmp_path / "xa" / "region_od_flow_xa_11.npy", np.ones((5, 5)))
     with pytest.raises(ValueError, match="3 regions but the OD matrix is"):
         two_city.build(two_city.Config(data_dir=str(tmp_path)), RunContext(0).for_task())
+
+
+def test_the_graph_keeps_each_origins_largest_flows():
+    flows = np.array([[0.0, 5.0, 1.0, 3.0, 3.0],
+                      [2.0, 0.0, 0.0, 0.0, 0.0],
+                      [1.0, 4.0, 9.0, 4.0, 0.0]])
+    kept = two_city._strongest(flows, 2)
+    np.testing.assert_array_equal(kept, [[0.0, 5.0, 0.0, 3.0, 0.0],    # 5 and the first of the tied 3s
+                                         [2.0, 0.0, 0.0, 0.0, 0.0],    # fewer flows than k: all kept
+                                         [0.0, 4.0, 9.0, 0.0, 0.0]])
+
+
+def test_graph_degree_zero_links_every_pair_with_a_trip_and_the_default_is_sparse():
+    dense = two_city.build(two_city.Config(n_source=60, n_target=50, graph_degree=0), RunContext(0).for_task())
+    sparse = two_city.build(two_city.Config(n_source=60, n_target=50), RunContext(0).for_task())
+    for d, s in ((dense.source, sparse.source), (dense.target, sparse.target)):
+        np.testing.assert_array_equal(d.od, s.od)                     # the same trips: only the graph differs
+        assert np.array_equal(d.graph > 0, (d.od > 0) & ~np.eye(d.n, dtype=bool))
+        assert (s.graph > 0).sum(1).max() == 10 < (d.graph > 0).sum(1).max()
+        for i in range(s.n):                                          # the kept flows are the row's 10 largest
+            off = np.delete(d.od[i], i)
+            kept = np.delete(s.graph[i] > 0, i)
+            assert off[kept].min() >= off[~kept].max()
+    with pytest.raises(ValueError, match="graph_degree"):
+        two_city.Config(graph_degree=-1)
