@@ -754,7 +754,8 @@ def leaderboard(
         err.print("created an empty store ./bench.db: the leaderboard shows each paper's locked reference run")
     Store.open(url, readonly=True)  # a bad or foreign database is a one-line error here, not in the browser
     app_path = Path(__file__).resolve().parent.parent / "leaderboard" / "app.py"
-    command = [sys.executable, "-m", "streamlit", "run", str(app_path), "--server.port", str(port),
+    # `streamlit run`, through a launcher that warms the overview's cache while the server starts
+    command = [sys.executable, "-m", "leaderboard.streamlit_server", "run", str(app_path), "--server.port", str(port),
                "--server.address", address, "--server.headless", "true", "--browser.gatherUsageStats", "false",
                "--client.toolbarMode", "minimal"]  # a read-only app: no Deploy button or developer menu
     # the URL (and its password) goes to streamlit in its own environment, never on its command

@@ -13,7 +13,7 @@ import streamlit as st
 
 from bench.errors import BenchError
 from bench.store import mask_url
-from leaderboard.ui.common import HIDE_CHROME, VIEWS, db_url, href, store
+from leaderboard.ui.common import HIDE_CHROME, VIEWS, db_url, href, prefetched, store
 
 
 def main() -> None:
@@ -27,6 +27,7 @@ def main() -> None:
                                 for v in VIEWS), unsafe_allow_html=True)
         if st.button("refresh"):
             st.cache_data.clear()
+            prefetched.clear()
         st.caption(f"store: {mask_url(url)}")  # every viewer sees the sidebar: never the password
     if view not in VIEWS:
         st.error(f"unknown view {view!r}; views: {', '.join(VIEWS)}")

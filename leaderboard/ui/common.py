@@ -15,6 +15,9 @@ from bench.store import Store, resolve_url
 
 VIEWS = ("overview", "task", "paper", "runs")
 TTL_S = 10  # new runs appear within this many seconds (or at once with the refresh button)
+# url -> (time.monotonic() when its computation began, overview rows): the launcher's head start
+# (leaderboard.streamlit_server), taken once by the overview page; the refresh button drops it with the caches
+prefetched: dict[str, tuple[float, list]] = {}
 # HTML's own characters, and those Streamlit's Markdown would read as emphasis, code, links, tables, headings or
 # LaTeX: each becomes a numeric character reference, in one pass (escaping twice would show the entities)
 _LITERAL = str.maketrans({c: f"&#{ord(c)};" for c in "&<>\"'*_`[]#~|\\$"})

@@ -3,20 +3,29 @@ totals above, sortable; names link to the paper's page in the same tab."""
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from leaderboard import claims as claims_lib
 from leaderboard.cards import VERDICT_COLORS
 from leaderboard.claims import CPU_SCALES, VERDICTS
-from leaderboard.ui.common import TTL_S, keep_in_url, link, registry, safe, store
+from leaderboard.ui.common import TTL_S, keep_in_url, link, prefetched, registry, safe, store
 
 SORTS = {"reproduced share": lambda r: (-_share(r), r.slug), "paper": lambda r: r.slug,
          "claims": lambda r: (-sum(r.counts.values()), r.slug), "CPU seconds": lambda r: -(r.cpu_s or 0.0)}
 
 
+def _fresh_prefetch(url: str) -> list[claims_lib.PaperOverview] | None:
+    """The launcher's rows for `url`, once, if no older than the cache's own TTL; else None."""
+    started, rows = prefetched.pop(url, (None, None))
+    return rows if started is not None and time.monotonic() - started < TTL_S else None
+
+
 @st.cache_data(ttl=TTL_S, show_spinner=False)
 def _overview(url: str) -> list[claims_lib.PaperOverview]:
-    return claims_lib.overview(store(url), registry())
+    rows = _fresh_prefetch(url)
+    return rows if rows is not None else claims_lib.overview(store(url), registry())
 
 
 def _cpu_counts(row: claims_lib.PaperOverview) -> dict[str, int]:
