@@ -21,7 +21,7 @@ p is the concept prompt with the paper's augmentation (shuffle w.p. 0.9, synonym
 code draws it (28 bins), AdamW (lr 1e-3, wd 1e-5), 200 steps, batch 1, λ = (1, 1e-3, 0.1, 0.1), η = 1, τ = 0.07.
 
 Fidelity: faithful to the losses, the alternation, the LoRA placement and the weights, at CPU scale
-(a 2 + 1 block Flux on 8 × 8 digits). Deviations, following the paper where its code differs:
+(a 4 + 2 block Flux on 8 × 8 digits). Deviations, following the paper where its code differs:
 ESD's x_t is sampled down to t and its targets come from the frozen original model (the code samples
 all 28 steps, then evaluates the *current* model at a random t); L_FM on D_ir pairs rather than the
 code's concept batch (switchable); synonym and irrelevant prompts are the

@@ -1,7 +1,7 @@
 """Erase a concept from a rectified-flow transformer: the tiny digit Flux on the CPU, or a FluxPipeline (FLUX.1-dev).
 
 The CPU-scale world of docs/papers/eraseanything.md ("tiny Flux"): the base model is diffusers'
-FluxTransformer2DModel (2 dual-stream + 1 single-stream blocks, 4 heads of 16) trained once on the
+FluxTransformer2DModel (4 dual-stream + 2 single-stream blocks, 4 heads of 16) trained once on the
 1,797 8 × 8 digits with concept prompts (tasks/erasure/_base.py, cached under the run context's
 `cache_dir("erasure")`); a frozen MLP classifier trained on the same images judges generations. The
 erased concept ("seven"), its synonyms ("7", "sieben"), the irrelevant concepts D_ir handed to the
@@ -67,8 +67,12 @@ class Config:
     n_preserve: int = 24           # generations per preserved concept
     sample_steps: int = 28         # Euler steps (the paper: 28)
     guidance: float = 3.0          # guidance of sampling (the paper: Flux guidance 3; tiny model: classifier-free)
-    layers: int = 2                # dual-stream blocks of the base model (FLUX.1-dev: 19)
-    single_layers: int = 1         # single-stream blocks (FLUX.1-dev: 38)
+    # 4 + 2 blocks, not 2 + 1 (task version 1): the 2 + 1 model rendered the preserved digits at 0.75 accuracy only
+    # and every eraser drove the concept rate below the ideal erasure's (keyword_deletion), so neither erasure nor
+    # preservation could separate the methods; the 4 + 2 model renders the preserved digits at ~0.98 and leaves the
+    # baselines' erasure incomplete on some prompt sets (docs/papers/eraseanything.md, "Our CPU-scale world")
+    layers: int = 4                # dual-stream blocks of the base model (FLUX.1-dev: 19)
+    single_layers: int = 2         # single-stream blocks (FLUX.1-dev: 38)
     heads: int = 4
     head_dim: int = 16
     train_steps: int = 1500        # base-model training steps (batch 128, AdamW 1e-3, cosine)
@@ -144,7 +148,9 @@ def _pipeline_world(config: Config, ctx: RunContext):
     return backbone, judge, math.nan, 0, list(range(1, len(config.preserve) + 1))
 
 
-@task(family="erasure", config=Config, version=1, smallest=SMALLEST)
+# version 2: the default base model grew from 2 + 1 to 4 + 2 blocks (Config.layers / single_layers: the 2 + 1 world
+# sat every eraser at the floor of the concept rate and its base model preserved the other digits at 0.75)
+@task(family="erasure", config=Config, version=2, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> ErasureProblem:
     backbone, judge, accuracy, concept_class, preserve_classes = (
         _pipeline_world if config.pipeline else _tiny_world)(config, ctx)
