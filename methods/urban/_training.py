@@ -32,6 +32,12 @@ class Schedule:
     rec_weight: float   # λ_rec (paper: 1)
 
 
+def mobility_only(config) -> Schedule:
+    """L_mob alone (no coupling) from a config's dim, layers, heads, epochs and lr: the no-alignment methods'."""
+    return Schedule(config.dim, config.layers, config.heads, config.epochs, config.lr, probes=1,
+                    align_weight=0.0, rec_weight=0.0)
+
+
 def linear(dim: int, generator: torch.Generator) -> nn.Linear:
     """nn.Linear(dim, dim) with its default init U(±1/√dim), drawn from `generator` (no global RNG)."""
     layer = nn.Linear(dim, dim)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from bench.context import RunContext
 from bench.registry import method
-from methods.urban._training import Schedule, separate_embeddings
+from methods.urban._training import mobility_only, separate_embeddings
 from tasks.urban import TwoCityProblem, TwoCityResult, ridge_transfer
 
 SMOKE = {"epochs": 3, "dim": 16, "heads": 2}
@@ -38,12 +38,7 @@ class Config:
             raise ValueError(f"need dim, layers, heads, epochs >= 1, lr > 0, ridge_alpha >= 0; got {self}")
 
 
-def schedule(config) -> Schedule:
-    return Schedule(config.dim, config.layers, config.heads, config.epochs, config.lr, probes=1,
-                    align_weight=0.0, rec_weight=0.0)
-
-
 @method(family="urban", config=Config, smoke=SMOKE)
 def solve(problem: TwoCityProblem, config: Config, ctx: RunContext) -> TwoCityResult:
-    h_s, h_t = separate_embeddings(problem, schedule(config), ctx)
+    h_s, h_t = separate_embeddings(problem, mobility_only(config), ctx)
     return TwoCityResult(predictions=ridge_transfer(h_s, problem.source.labels, h_t, config.ridge_alpha))

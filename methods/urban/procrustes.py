@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from bench.context import RunContext
 from bench.registry import method
 from methods.urban._align import standardise, wasserstein_procrustes
-from methods.urban._training import Schedule, separate_embeddings
+from methods.urban._training import mobility_only, separate_embeddings
 from tasks.urban import TwoCityProblem, TwoCityResult, ridge_transfer
 
 SMOKE = {"epochs": 3, "dim": 16, "heads": 2, "subsample": 20, "rounds": 2}
@@ -56,8 +56,6 @@ def align_target(h_s, h_t, config: Config, ctx: RunContext):
 
 @method(family="urban", config=Config, smoke=SMOKE)
 def solve(problem: TwoCityProblem, config: Config, ctx: RunContext) -> TwoCityResult:
-    schedule = Schedule(config.dim, config.layers, config.heads, config.epochs, config.lr, probes=1,
-                        align_weight=0.0, rec_weight=0.0)
-    h_s, h_t = separate_embeddings(problem, schedule, ctx)
+    h_s, h_t = separate_embeddings(problem, mobility_only(config), ctx)
     h_t_aligned = align_target(h_s, h_t, config, ctx)
     return TwoCityResult(predictions=ridge_transfer(h_s, problem.source.labels, h_t_aligned, config.ridge_alpha))

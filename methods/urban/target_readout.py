@@ -3,7 +3,7 @@
 The transfer claims ask whether a representation learned from mobility (CoRE's encoder and L_mob,
 docs/papers/core-urban.md) can carry the indicators from one city to the other. That needs, first,
 that the representation holds the indicators at all. This method trains the target city's encoder
-on L_mob alone (the schedule of `direct_transfer`) and reads the indicators off the embeddings with
+on L_mob alone (`mobility_only`, as `direct_transfer`) and reads the indicators off the embeddings with
 the protocol's ridge (α = 1), fitted on the target's *own* labels: each region is predicted by a
 ridge fitted on the other folds (`folds`-fold cross-fitting, so no region sees its own label). It
 is the best any alignment of these embeddings to the source city could do with a linear readout.
@@ -27,7 +27,7 @@ import numpy as np
 
 from bench.context import RunContext
 from bench.registry import method
-from methods.urban._training import Schedule, train_embeddings
+from methods.urban._training import mobility_only, train_embeddings
 from tasks.urban import TwoCityProblem, TwoCityResult, ridge_transfer
 
 SMOKE = {"epochs": 3, "dim": 16, "heads": 2}
@@ -65,11 +65,9 @@ def cross_fitted(embeddings: np.ndarray, labels: np.ndarray, folds: int, alpha: 
 @method(family="urban", config=Config, smoke=SMOKE,
         reference="fits the readout on the target city's own labels: the mobility embeddings' positive control")
 def solve(problem: TwoCityProblem, config: Config, ctx: RunContext) -> TwoCityResult:
-    schedule = Schedule(config.dim, config.layers, config.heads, config.epochs, config.lr, probes=1,
-                        align_weight=0.0, rec_weight=0.0)
     if config.folds > problem.target.n:
         raise ValueError(f"folds ({config.folds}) exceeds the target's {problem.target.n} regions")
-    (h_t,) = train_embeddings([problem.target], schedule, ctx, tag="target_")
+    (h_t,) = train_embeddings([problem.target], mobility_only(config), ctx, tag="target_")
     if config.shuffle:
         h_t = h_t[ctx.rng.permutation(len(h_t))]
     return TwoCityResult(predictions=cross_fitted(h_t, problem.target.labels, config.folds, config.ridge_alpha,

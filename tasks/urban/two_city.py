@@ -22,9 +22,10 @@ regions, about 1 % of the pairs. Version 2 linked every pair with a trip (58 % o
 regions, Poisson noise included), so two GAT layers averaged each region over most of its city and
 the L_mob embeddings held no indicator: a ridge fitted on a city's own embeddings and labels
 (5-fold) reached R² 0.05 / −0.01 (source / target, 200 epochs). With each origin's 10 largest flows
-and β = 4 (was 2) the same readout reaches about 0.66 / 0.53 at the release's 600 epochs: the
-representation carries the indicators, which the positive control `mobility-embeddings-carry-
-indicators` (method target_readout) checks before any transfer claim is judged.
+and β = 4 (was 2) the target's readout reaches R² 0.756 at the release's 600 epochs (the lock of
+docs/papers/core-urban.md, 3 seeds): the representation carries the indicators, which the positive
+control `mobility-embeddings-carry-indicators` (method target_readout) checks before any transfer
+claim is judged.
 
 Real data (`data_dir` set): the layout of the authors' repository (AIMUrban/CoRE, `raw_data/`):
 
