@@ -28,6 +28,15 @@ def cache_key(settings: dict) -> str:
     return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+def source_digest(*modules) -> str:
+    """A short hash of the modules' source files: a cache key holding it forgets what older code computed (a cached
+    result of a training loop, say), where a FORMAT constant would have to be bumped by hand."""
+    digest = hashlib.sha256()
+    for module in modules:
+        digest.update(Path(module.__file__).read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def numerics_keyed(settings: dict) -> dict:
     """`settings` with this process's float numerics (bench.numerics.fingerprint at its thread count): a model
     trained where the kernels round differently is another model, never reused as this one."""

@@ -39,14 +39,18 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from bench.context import RunContext
 from bench.registry import task
-from tasks.erasure import CLIPJudge, ErasureProblem, MLPJudge
+from bench.toolkit.cache import cached_dir, source_digest
+from tasks import erasure as family
+from tasks.erasure import CLIPJudge, ErasureProblem, MLPJudge, _backbone, _base, _flux
 from tasks.erasure._backbone import PipelineBackbone, TinyBackbone, load_pipeline
 from tasks.erasure._base import BaseSettings, cached_base, load
 from tasks.erasure._flux import TEMPLATES, WORD_CLASS
@@ -168,7 +172,35 @@ def build(config: Config, ctx: RunContext) -> ErasureProblem:
         preserve=tuple(config.preserve), templates=templates, concept_images=torch.empty(0), eval_prompts=prompts,
         eval_noise=noise, preserve_labels=np.repeat(preserve_classes, config.n_preserve),
         reference_features=np.empty(0))
-    _, reference = problem.judged(backbone.transformer, preserve, noise["preserve"])
-    d_un = problem.generate_latents(backbone.transformer, _prompts(config.concept, config.concept_images, templates),
-                                    backbone.noise(config.concept_images, generator))
+    d_un_noise = backbone.noise(config.concept_images, generator)
+
+    def references(directory: Path | None = None) -> tuple[np.ndarray, torch.Tensor]:
+        """The original model's judge features on the preserved prompts and D_un (saved into `directory`)."""
+        _, reference = problem.judged(backbone.transformer, preserve, noise["preserve"])
+        d_un = problem.generate_latents(backbone.transformer, _prompts(config.concept, config.concept_images,
+                                                                       templates), d_un_noise)
+        if directory is not None:
+            np.save(directory / "reference_features.npy", reference)
+            torch.save(d_un, directory / "concept_images.pt")
+        return reference, d_un
+
+    if config.pipeline or config.pretrained:  # a model outside the cache's keys: computed every time
+        reference, d_un = references()
+    else:
+        reference, d_un = _cached_references(config, ctx, references)
     return dataclasses.replace(problem, concept_images=d_un, reference_features=reference)
+
+
+def _cached_references(config: Config, ctx: RunContext, compute) -> tuple[np.ndarray, torch.Tensor]:
+    """The tiny world's references, computed once per (every task setting, seed) and kept beside its base model.
+
+    They are ~250 generations of the frozen base model (a third of a method run's cost on the CPU) and the same for
+    every method of a seed, so each of a reproduction's cells loaded them again; computed once they are the same
+    numbers (the cache is keyed by the code's source and this process's float numerics as well)."""
+    settings = {"artefact": "concept-erasure-references", "format": 1, "task_version": 2, "seed": ctx.seed,
+                "device": ctx.device, "config": dataclasses.asdict(config), "torch": torch.__version__.split("+")[0],
+                # the code that generates and judges: a change to the sampler, the judge or this task recomputes
+                "code": source_digest(sys.modules[__name__], family, _backbone, _base, _flux)}
+    directory = cached_dir(ctx.cache_dir("erasure"), settings, compute, prefix="references-")
+    return (np.load(directory / "reference_features.npy"),
+            torch.load(directory / "concept_images.pt", weights_only=True).to(ctx.device))

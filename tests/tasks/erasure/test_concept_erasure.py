@@ -130,13 +130,31 @@ def test_original_model_scores_no_drift_and_the_judge_is_accurate(small_problem)
 
 
 def test_cache_is_reused_and_a_saved_directory_loads_as_pretrained(small_problem, small_cache):
-    (entry,) = [p for p in (small_cache / "erasure").iterdir() if not p.name.startswith(".")]  # cache_dir("erasure")
+    (entry,) = [p for p in (small_cache / "erasure").iterdir()  # cache_dir("erasure"): one base model
+                if not p.name.startswith((".", "references-"))]
     settings = BaseSettings(layers=1, single_layers=0, train_steps=60)
     assert entry.name == settings.key() and (entry / "transformer" / "config.json").exists()
     again = concept_erasure.build(concept_erasure.Config(**SMALL, pretrained=str(entry)), RunContext(0).for_task())
     for a, b in zip(small_problem.transformer.parameters(), again.transformer.parameters()):
         assert torch.equal(a, b)
     np.testing.assert_array_equal(again.reference_features, small_problem.reference_features)
+
+
+def test_the_references_are_computed_once_per_seed_and_load_as_computed(small_problem, small_cache, monkeypatch):
+    """The base model's preserved-prompt features and D_un are computed by the seed's first build only; a later build
+    of the same seed loads them (no generation at all) and a new seed computes its own."""
+    def entries():
+        return sorted(p.name for p in (small_cache / "erasure").iterdir() if p.name.startswith("references-"))
+
+    before = entries()
+    with monkeypatch.context() as patched:
+        patched.setattr(ErasureProblem, "judged", lambda *a: pytest.fail("seed 0's references were recomputed"))
+        again = concept_erasure.build(concept_erasure.Config(**SMALL), RunContext(0, cache_root=small_cache).for_task())
+    np.testing.assert_array_equal(again.reference_features, small_problem.reference_features)
+    assert torch.equal(again.concept_images, small_problem.concept_images) and entries() == before
+    other = concept_erasure.build(concept_erasure.Config(**SMALL), RunContext(1, cache_root=small_cache).for_task())
+    assert len(entries()) == len(before) + 1
+    assert not np.array_equal(other.reference_features, small_problem.reference_features)
 
 
 def test_text_encoder_depends_on_its_seed_only():
