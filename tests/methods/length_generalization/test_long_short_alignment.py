@@ -1,6 +1,8 @@
 """The regulariser's mechanics: overlap index alignment, the l_extra = 0 case, gradients through both branches,
 loading a saved model directory, and (slow) that training with α > 0 lowers the measured misalignment."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -94,6 +96,31 @@ def test_a_saved_model_directory_loads_through_the_same_path(tmp_path):
                                atol=1e-6)
     with pytest.raises(ValueError, match="cannot load model"):
         _lm.build_model(str(tmp_path / "missing"), problem, 10000.0, 0, "cpu")
+
+
+def test_a_model_is_trained_once_per_training_input_and_loads_as_trained(tmp_path, monkeypatch):
+    """Two evaluations of one training (other eval_lengths) share the trained model: the second run trains nothing,
+    logs the same curves and predicts bit for bit as the first; another α, or another seed, trains its own."""
+    config = long_short_alignment.Config(alpha=0.1, steps=6, batch_size=4, checkpoints=2, model="micro-llama-lm")
+    short = topic_lm.build(topic_lm.Config(**topic_lm.SMALLEST), RunContext(0).for_task())
+    longer = topic_lm.build(topic_lm.Config(**{**topic_lm.SMALLEST, "eval_lengths": (8, 9)}), RunContext(0).for_task())
+    first_ctx = RunContext(0, cache_root=tmp_path)
+    first = long_short_alignment.solve(short, config, first_ctx)
+    with monkeypatch.context() as patched:
+        patched.setattr(_lm, "train", lambda *a, **k: pytest.fail("the same training ran twice"))
+        again_ctx = RunContext(0, cache_root=tmp_path)
+        again = long_short_alignment.solve(longer, config, again_ctx)
+    assert again_ctx.curves == first_ctx.curves and len(first_ctx.curves["train_loss"]) == 6
+    tokens = short.eval_tokens[16]
+    np.testing.assert_array_equal(again.log_probs(tokens), first.log_probs(tokens))
+    assert [s for s, _ in again.checkpoints] == [s for s, _ in first.checkpoints] == [3, 6]
+    for (_, a), (_, b) in zip(again.checkpoints, first.checkpoints):
+        np.testing.assert_array_equal(a(tokens), b(tokens))
+    fresh = long_short_alignment.solve(short, config, RunContext(0, cache_root=tmp_path / "empty"))
+    np.testing.assert_array_equal(fresh.log_probs(tokens), first.log_probs(tokens))  # the cache changes no bit
+    long_short_alignment.solve(short, dataclasses.replace(config, alpha=0.2), RunContext(0, cache_root=tmp_path))
+    long_short_alignment.solve(short, config, RunContext(1, cache_root=tmp_path))
+    assert len(list((tmp_path / "length_generalization").glob("lm-*"))) == 3
 
 
 def test_config_validation():
