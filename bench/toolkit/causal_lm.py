@@ -62,10 +62,14 @@ def _encode_pairs(tokenizer, prompts: Sequence[str], completions: Sequence[str],
     """Right-padded ids (B, T), attention mask (B, T) and completion mask (B, T) for prompt + completion + eos.
 
     A sequence longer than max_length keeps its completion and the end of its prompt (left truncation)."""
+    if len(prompts) != len(completions):
+        raise ValueError(f"{len(prompts)} prompts but {len(completions)} completions")
     rows, masks = [], []
-    for prompt, completion in zip(prompts, completions, strict=True):
-        p = tokenizer(prompt, add_special_tokens=False)["input_ids"]
-        c = tokenizer(completion, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+    # one batched call each (the same ids as one call per text; the per-call overhead was a third of a DPO step)
+    prompt_ids = tokenizer(list(prompts), add_special_tokens=False)["input_ids"]
+    completion_ids = tokenizer(list(completions), add_special_tokens=False)["input_ids"]
+    for p, c in zip(prompt_ids, completion_ids):
+        c = c + [tokenizer.eos_token_id]
         if max_length is not None and len(p) + len(c) > max_length:
             p = p[max(0, len(p) + len(c) - max_length):]
         rows.append(p + c)
