@@ -94,7 +94,8 @@ def trained_once(problem: LMProblem, training: dict, ctx: RunContext, train):
     import transformers  # its version is part of the key (a tiny Llama of another release may initialise otherwise)
 
     corpus = hashlib.sha256(np.ascontiguousarray(problem.transitions).tobytes()).hexdigest()
-    settings = {"artefact": "topic-lm-training", "format": 1, **training, "seed": ctx.seed, "stream": ctx.stream,
+    # the draws the training will make: the run's generator as it stands (the solve draws nothing after training)
+    settings = {"artefact": "topic-lm-training", "format": 1, **training, "rng": ctx.rng.bit_generator.state,
                 "device": ctx.device, "corpus": corpus, "switch": problem.switch,
                 "train_length": problem.train_length, "torch": torch.__version__.split("+")[0],
                 "transformers": transformers.__version__,

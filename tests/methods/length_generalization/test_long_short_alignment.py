@@ -100,7 +100,8 @@ def test_a_saved_model_directory_loads_through_the_same_path(tmp_path):
 
 def test_a_model_is_trained_once_per_training_input_and_loads_as_trained(tmp_path, monkeypatch):
     """Two evaluations of one training (other eval_lengths) share the trained model: the second run trains nothing,
-    logs the same curves and predicts bit for bit as the first; another α, or another seed, trains its own."""
+    logs the same curves and predicts bit for bit as the first; another α, another seed or a generator that has
+    already drawn trains its own."""
     config = long_short_alignment.Config(alpha=0.1, steps=6, batch_size=4, checkpoints=2, model="micro-llama-lm")
     short = topic_lm.build(topic_lm.Config(**topic_lm.SMALLEST), RunContext(0).for_task())
     longer = topic_lm.build(topic_lm.Config(**{**topic_lm.SMALLEST, "eval_lengths": (8, 9)}), RunContext(0).for_task())
@@ -120,7 +121,10 @@ def test_a_model_is_trained_once_per_training_input_and_loads_as_trained(tmp_pat
     np.testing.assert_array_equal(fresh.log_probs(tokens), first.log_probs(tokens))  # the cache changes no bit
     long_short_alignment.solve(short, dataclasses.replace(config, alpha=0.2), RunContext(0, cache_root=tmp_path))
     long_short_alignment.solve(short, config, RunContext(1, cache_root=tmp_path))
-    assert len(list((tmp_path / "length_generalization").glob("lm-*"))) == 3
+    drawn = RunContext(0, cache_root=tmp_path)
+    drawn.rng.random()  # the run's generator moved before the training: other draws, another model
+    long_short_alignment.solve(short, config, drawn)
+    assert len(list((tmp_path / "length_generalization").glob("lm-*"))) == 4
 
 
 def test_config_validation():
