@@ -95,7 +95,7 @@ def trained_once(problem: LMProblem, training: dict, ctx: RunContext, train):
 
     corpus = hashlib.sha256(np.ascontiguousarray(problem.transitions).tobytes()).hexdigest()
     # the draws the training will make: the run's generator as it stands (the solve draws nothing after training)
-    settings = {"artefact": "topic-lm-training", "format": 1, **training, "rng": ctx.rng.bit_generator.state,
+    settings = {"artefact": "topic-lm-training", **training, "rng": ctx.rng.bit_generator.state,
                 "device": ctx.device, "corpus": corpus, "switch": problem.switch,
                 "train_length": problem.train_length, "torch": torch.__version__.split("+")[0],
                 "transformers": transformers.__version__,
@@ -113,17 +113,15 @@ def trained_once(problem: LMProblem, training: dict, ctx: RunContext, train):
 
     directory = cached_dir(ctx.cache_dir("length_generalization"), settings, save, prefix="lm-")
     saved = torch.load(directory / "training.pt", weights_only=True)
-    model = _lm.build_model(training["model"], problem, training["rope_theta"], training["init_seed"], ctx.device)
-    model.load_state_dict(saved["model"])
-    snapshots = []
-    for step, state in saved["snapshots"]:
-        if step == training["steps"]:
-            snapshots.append((step, model))  # the trained model itself, as _lm.train returns it
-            continue
-        snapshot = _lm.build_model(training["model"], problem, training["rope_theta"], training["init_seed"],
-                                   ctx.device)
-        snapshot.load_state_dict(state)
-        snapshots.append((step, snapshot))
+
+    def loaded(state):
+        model = _lm.build_model(training["model"], problem, training["rope_theta"], training["init_seed"], ctx.device)
+        model.load_state_dict(state)
+        return model
+
+    model = loaded(saved["model"])
+    # the last snapshot is the trained model itself, as _lm.train returns it
+    snapshots = [(step, model if step == training["steps"] else loaded(state)) for step, state in saved["snapshots"]]
     for name, points in saved["curves"].items():
         for step, value in points:
             ctx.log(step, **{name: value})

@@ -174,14 +174,11 @@ def build(config: Config, ctx: RunContext) -> ErasureProblem:
         reference_features=np.empty(0))
     d_un_noise = backbone.noise(config.concept_images, generator)
 
-    def references(directory: Path | None = None) -> tuple[np.ndarray, torch.Tensor]:
-        """The original model's judge features on the preserved prompts and D_un (saved into `directory`)."""
+    def references() -> tuple[np.ndarray, torch.Tensor]:
+        """The original model's judge features on the preserved prompts, and D_un."""
         _, reference = problem.judged(backbone.transformer, preserve, noise["preserve"])
         d_un = problem.generate_latents(backbone.transformer, _prompts(config.concept, config.concept_images,
                                                                        templates), d_un_noise)
-        if directory is not None:
-            np.save(directory / "reference_features.npy", reference)
-            torch.save(d_un, directory / "concept_images.pt")
         return reference, d_un
 
     if config.pipeline or config.pretrained:  # a model outside the cache's keys: computed every time
@@ -195,12 +192,17 @@ def _cached_references(config: Config, ctx: RunContext, compute) -> tuple[np.nda
     """The tiny world's references, computed once per (every task setting, seed) and kept beside its base model.
 
     They are ~250 generations of the frozen base model (a third of a method run's cost on the CPU) and the same for
-    every method of a seed, so each of a reproduction's cells loaded them again; computed once they are the same
+    every method of a seed, so each of a reproduction's cells computed them again; computed once they are the same
     numbers (the cache is keyed by the code's source and this process's float numerics as well)."""
-    settings = {"artefact": "concept-erasure-references", "format": 1, "task_version": 2, "seed": ctx.seed,
-                "device": ctx.device, "config": dataclasses.asdict(config), "torch": torch.__version__.split("+")[0],
+    def save(directory: Path) -> None:
+        reference, d_un = compute()
+        np.save(directory / "reference_features.npy", reference)
+        torch.save(d_un, directory / "concept_images.pt")
+
+    settings = {"artefact": "concept-erasure-references", "seed": ctx.seed, "device": ctx.device,
+                "config": dataclasses.asdict(config), "torch": torch.__version__.split("+")[0],
                 # the code that generates and judges: a change to the sampler, the judge or this task recomputes
                 "code": source_digest(sys.modules[__name__], family, _backbone, _base, _flux)}
-    directory = cached_dir(ctx.cache_dir("erasure"), settings, compute, prefix="references-")
+    directory = cached_dir(ctx.cache_dir("erasure"), settings, save, prefix="references-")
     return (np.load(directory / "reference_features.npy"),
             torch.load(directory / "concept_images.pt", weights_only=True).to(ctx.device))

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from bench.context import RunContext
-from methods.length_generalization import _lm, long_short_alignment, plain
+from methods.length_generalization import _lm, _training, long_short_alignment, plain
 from tasks.length_generalization import misalignment, sce, symmetric_kl, topic_lm
 
 
@@ -117,8 +117,12 @@ def test_a_model_is_trained_once_per_training_input_and_loads_as_trained(tmp_pat
     assert [s for s, _ in again.checkpoints] == [s for s, _ in first.checkpoints] == [3, 6]
     for (_, a), (_, b) in zip(again.checkpoints, first.checkpoints):
         np.testing.assert_array_equal(a(tokens), b(tokens))
-    fresh = long_short_alignment.solve(short, config, RunContext(0, cache_root=tmp_path / "empty"))
-    np.testing.assert_array_equal(fresh.log_probs(tokens), first.log_probs(tokens))  # the cache changes no bit
+    plain_ctx = RunContext(0)  # the same training without the cache: the seed solve draws, then _lm.train itself
+    model = _lm.build_model(config.model, short, config.rope_theta, _training.seed_of(plain_ctx), "cpu")
+    model, _ = _lm.train(short, model, steps=6, batch_size=4, lr=config.lr, alpha=0.1,
+                         extra_fraction=config.extra_fraction, last_only=config.last_position_only, checkpoints=2,
+                         ctx=plain_ctx, divergence=config.divergence)
+    np.testing.assert_array_equal(_lm.predictor(model, 32, "cpu")(tokens), first.log_probs(tokens))  # no bit changed
     long_short_alignment.solve(short, dataclasses.replace(config, alpha=0.2), RunContext(0, cache_root=tmp_path))
     long_short_alignment.solve(short, config, RunContext(1, cache_root=tmp_path))
     drawn = RunContext(0, cache_root=tmp_path)
