@@ -57,6 +57,13 @@ from tasks.erasure._flux import TEMPLATES, WORD_CLASS
 
 SMALLEST = {"train_steps": 20, "layers": 1, "single_layers": 0, "n_eval": 4, "n_preserve": 2,
             "preserve": ["one", "two"], "concept_images": 4, "sample_steps": 4}
+PAPER_SAMPLE_STEPS = 28
+# The tiny model's sampler takes 14 Euler steps (task version 3; 28 before). Its straight 8 x 8 flows need no more
+# (the base model renders the concept and the preserved digits as it does at 28), and the steps are most of the
+# world's cost: every scored generation, and the methods' own sampling (EraseAnything's and ESD's x_t sampled by the
+# current model, the rSCL anchors), about halve; the CPU reproduction's verdicts were re-measured at 14
+# (docs/papers/eraseanything.md). The paper's 28 stay the pipeline path's default.
+TINY_SAMPLE_STEPS = 14
 PIPELINE_TEMPLATES = ("a photo of {}", "an image of {}", "a picture showing {}", "a detailed photo of {}")
 
 
@@ -69,7 +76,8 @@ class Config:
     concept_images: int = 32       # |D_un| (plan: 32 base-model samples of the concept prompt)
     n_eval: int = 64               # generations per concept / shuffled / synonym set
     n_preserve: int = 24           # generations per preserved concept
-    sample_steps: int = 28         # Euler steps (the paper: 28)
+    # Euler steps; None: the paper's 28 on a pipeline, 14 on the tiny model (TINY_SAMPLE_STEPS: why below)
+    sample_steps: int | None = None
     guidance: float = 3.0          # guidance of sampling (the paper: Flux guidance 3; tiny model: classifier-free)
     # 4 + 2 blocks, not 2 + 1 (task version 1): the 2 + 1 model rendered the preserved digits at 0.75 accuracy only
     # and every eraser drove the concept rate below the ideal erasure's (keyword_deletion), so neither erasure nor
@@ -97,7 +105,7 @@ class Config:
             self._check_digit_concepts(words)
         if not self.synonyms or not self.preserve:
             raise ValueError("at least one synonym and one preserved concept are needed")
-        positive = (self.concept_images, self.n_eval, self.n_preserve, self.sample_steps, self.layers, self.heads,
+        positive = (self.concept_images, self.n_eval, self.n_preserve, self.steps(), self.layers, self.heads,
                     self.head_dim, self.train_steps, self.max_tokens, self.batch_size)
         if min(positive) < 1 or self.single_layers < 0 or self.guidance < 0 or self.head_dim % 8:
             raise ValueError("counts must be >= 1 (single_layers >= 0), guidance >= 0 and head_dim a multiple of 8")
@@ -126,6 +134,12 @@ class Config:
     def keywords(self) -> tuple[str, ...]:
         return (self.concept, *self.synonyms)
 
+    def steps(self) -> int:
+        """The sampler's Euler steps: `sample_steps`, else the paper's 28 on a pipeline and 14 on the tiny model."""
+        if self.sample_steps is not None:
+            return self.sample_steps
+        return PAPER_SAMPLE_STEPS if self.pipeline else TINY_SAMPLE_STEPS
+
 
 def _prompts(word: str, n: int, templates=TEMPLATES) -> list[str]:
     return [templates[i % len(templates)].format(word) for i in range(n)]
@@ -139,14 +153,14 @@ def _tiny_world(config: Config, ctx: RunContext):
         settings = BaseSettings(config.layers, config.single_layers, config.heads, config.head_dim,
                                 config.train_steps, seed=config.base_seed)
         transformer, encoder, classifier, accuracy = cached_base(settings, ctx.cache_dir("erasure"), ctx.log)
-    backbone = TinyBackbone(transformer, encoder, config.sample_steps, config.guidance, ctx.device)
+    backbone = TinyBackbone(transformer, encoder, config.steps(), config.guidance, ctx.device)
     return (backbone, MLPJudge(tuple(classifier)), accuracy, WORD_CLASS[config.concept],
             [WORD_CLASS[w] for w in config.preserve])
 
 
 def _pipeline_world(config: Config, ctx: RunContext):
     pipe = load_pipeline(config.pipeline, ctx.device)
-    backbone = PipelineBackbone(pipe, config.sample_steps, config.guidance, config.train_guidance,
+    backbone = PipelineBackbone(pipe, config.steps(), config.guidance, config.train_guidance,
                                 config.resolution, config.max_tokens, config.batch_size)
     judge = CLIPJudge(config.judge, (config.concept, *config.preserve), ctx.device)
     return backbone, judge, math.nan, 0, list(range(1, len(config.preserve) + 1))
@@ -154,7 +168,8 @@ def _pipeline_world(config: Config, ctx: RunContext):
 
 # version 2: the default base model grew from 2 + 1 to 4 + 2 blocks (Config.layers / single_layers: the 2 + 1 world
 # sat every eraser at the floor of the concept rate and its base model preserved the other digits at 0.75)
-@task(family="erasure", config=Config, version=2, smallest=SMALLEST)
+# version 3: the tiny model samples with 14 Euler steps by default (TINY_SAMPLE_STEPS), not 28
+@task(family="erasure", config=Config, version=3, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> ErasureProblem:
     backbone, judge, accuracy, concept_class, preserve_classes = (
         _pipeline_world if config.pipeline else _tiny_world)(config, ctx)

@@ -166,7 +166,15 @@ def test_text_encoder_depends_on_its_seed_only():
     assert not torch.equal(TextEncoder(4).state_dict()["layer.linear1.bias"], first["layer.linear1.bias"])
 
 
-@pytest.mark.parametrize("bad", [{"concept": "cat"}, {"synonyms": ("8",)}, {"preserve": ("seven",)}, {"n_eval": 0}])
+@pytest.mark.parametrize("bad", [{"concept": "cat"}, {"synonyms": ("8",)}, {"preserve": ("seven",)}, {"n_eval": 0},
+                                 {"sample_steps": 0}])
 def test_config_rejects_bad_values(bad):
     with pytest.raises(ValueError):
         concept_erasure.Config(**bad)
+
+
+def test_the_sampler_steps_default_to_the_papers_28_on_a_pipeline_and_14_on_the_tiny_model():
+    assert concept_erasure.Config().steps() == 14
+    assert concept_erasure.Config(pipeline="black-forest-labs/FLUX.1-dev", concept="nudity", synonyms=("naked",),
+                                  irrelevant=("cat",), preserve=("car",)).steps() == 28
+    assert concept_erasure.Config(sample_steps=28).steps() == 28
