@@ -27,7 +27,7 @@ from sklearn.neural_network import MLPClassifier
 
 from bench.toolkit.cache import cache_key, cached_dir, numerics_keyed
 from bench.toolkit.training import seeded
-from tasks.erasure._flux import DIGIT_WORDS, TEMPLATES, TextEncoder, make_transformer, pack, velocity
+from tasks.erasure._flux import DIGIT_WORDS, TEMPLATES, TextEncoder, direct_attention, make_transformer, pack, velocity
 
 FORMAT = 2  # bump when the training recipe changes: old cache entries are then ignored
 # (2: entries written before TextEncoder seeded its layers' default init drew their encoder biases from the process's
@@ -120,7 +120,7 @@ def _save(directory: Path, transformer, encoder: TextEncoder, classifier, accura
 
 def load(directory: str | Path):
     """(transformer, text encoder, classifier weights, classifier accuracy) from a cache/pretrained dir or hub id."""
-    transformer = FluxTransformer2DModel.from_pretrained(str(directory), subfolder="transformer")
+    transformer = direct_attention(FluxTransformer2DModel.from_pretrained(str(directory), subfolder="transformer"))
     root = Path(directory)
     if not root.is_dir():  # a hub id: fetch the two small files next to the transformer
         from huggingface_hub import snapshot_download

@@ -1,6 +1,7 @@
 """The erasure family: the rectified-flow sampler on a Gaussian mixture, the attention recorder, the
 judge's metrics on hand-made generations, and the task's cache / pretrained loading."""
 
+import copy
 
 import numpy as np
 import pytest
@@ -10,8 +11,8 @@ from bench.context import RunContext
 from tasks.erasure import (ErasureProblem, ErasureResult, MLPJudge, classify, concept_scores, concept_erasure,
                            features, frechet_distance, score)
 from tasks.erasure._base import BaseSettings
-from tasks.erasure._flux import (AttentionRecorder, TextEncoder, euler_sample, make_transformer, pack, tokenize,
-                                 unpack, velocity)
+from tasks.erasure._flux import (AttentionRecorder, TextEncoder, euler_sample, make_transformer, pack,
+                                 record_last_block, tokenize, unpack, velocity)
 from tests.tasks.erasure.conftest import SMALL
 
 
@@ -48,6 +49,28 @@ def test_sampler_stops_at_t_stop_on_the_exact_straight_path():
     noise = torch.randn(5, 3, generator=torch.Generator().manual_seed(1))
     field = lambda x, t, i: x / t[:, None]  # noqa: E731
     np.testing.assert_allclose(euler_sample(field, noise, 28, t_stop=0.25), 0.25 * noise, atol=1e-6)
+
+
+def test_direct_attention_is_diffusers_attention_bit_for_bit():
+    """The tiny model's attention modules skip diffusers' per-call signature check only: the same outputs and
+    gradients as diffusers' own FluxAttention, with and without a recorder on the last block."""
+    from diffusers.models.transformers.transformer_flux import FluxAttention
+
+    torch.manual_seed(0)
+    direct = make_transformer(2, 1, 4, 16)
+    plain = copy.deepcopy(direct)
+    for module in plain.modules():
+        if isinstance(module, FluxAttention):
+            module.__class__ = FluxAttention
+    assert {type(m).__name__ for m in direct.modules() if isinstance(m, FluxAttention)} == {"_DirectFluxAttention"}
+    x, text, t = torch.randn(3, 16, 4), torch.randn(3, 8, 32), torch.rand(3)
+    for record in (False, True):
+        if record:
+            record_last_block(direct), record_last_block(plain)
+        outs = [velocity(model, x, text, t) for model in (direct, plain)]
+        grads = [torch.autograd.grad(out.pow(2).sum(), model.transformer_blocks[0].attn.to_q.weight)[0]
+                 for out, model in zip(outs, (direct, plain))]
+        assert torch.equal(outs[0], outs[1]) and torch.equal(grads[0], grads[1])
 
 
 def test_pack_tokenize_and_recorder():
