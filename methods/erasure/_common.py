@@ -6,7 +6,8 @@
 * `augmented_prompt`: the paper's prompt augmentation (lora_dataset.py): a random template with the
   keyword, its words shuffled with probability 0.9, then the keyword replaced by a random synonym
   with probability 0.5; returns the keyword's token indices K.
-* `paper_timestep`: t_enc ~ U{0..27}, t ~ U[t_enc/28, (t_enc+1)/28) (the code's 1000-scale divided by 1000).
+* `paper_timestep`: t_enc ~ U{0..n−1}, t ~ U[t_enc/n, (t_enc+1)/n) for the sampler's n steps (the code: n = 28, its
+  1000-scale divided by 1000; the tiny model samples with n = 14).
 * `esd_target`: the negative-guidance target v_0 − η (v_p − v_0) of ESD (Gandikota et al. 2023, Eq. 7).
 
 Everything model-specific goes through `problem.backbone` (tasks/erasure/_backbone.py), so the same

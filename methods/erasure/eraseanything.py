@@ -18,7 +18,8 @@ block; Algorithm 1 alternates the two levels step by step (all steps erase when 
            irrelevant prompts at a random sampler step from one shared noise (no gradients), and the
            current training forward (a_c, with gradients)
 p is the concept prompt with the paper's augmentation (shuffle w.p. 0.9, synonym w.p. 0.5), t as the
-code draws it (28 bins), AdamW (lr 1e-3, wd 1e-5), 200 steps, batch 1, λ = (1, 1e-3, 0.1, 0.1), η = 1, τ = 0.07.
+code draws it (one of the sampler's bins: 28 on FLUX.1-dev, 14 on the tiny model), AdamW (lr 1e-3, wd 1e-5),
+200 steps, batch 1, λ = (1, 1e-3, 0.1, 0.1), η = 1, τ = 0.07.
 
 Fidelity: faithful to the losses, the alternation, the LoRA placement and the weights, at CPU scale
 (a 4 + 2 block Flux on 8 × 8 digits). Deviations, following the paper where its code differs:

@@ -12,7 +12,8 @@ projections of the joint attention (add_q/k/v_proj, to_add_out) of every dual-st
 
 Fidelity: faithful to the loss. Deviations: 200 Adam steps at lr 3e-4 (ESD: 1000 steps at 1e-5, for
 SD's 860M-parameter UNet); the concept prompt is a random template with the concept word (no
-synonyms: ESD erases the text it is given); 28-step Euler sampler with guidance 3 for x_t. On a
+synonyms: ESD erases the text it is given); the task's Euler sampler with guidance 3 for x_t (14 steps on the
+tiny model, 28 on a pipeline). On a
 FluxPipeline the "unconditional" prediction is the empty prompt at Flux-dev's guidance embedding, and the
 full-weight updates are bfloat16 on CUDA.
 """

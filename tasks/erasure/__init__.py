@@ -9,9 +9,9 @@ samples of the concept prompt) and the sampler settings. A method returns the ed
 (`ErasureResult`), with any LoRA merged into its weights.
 
 `score` is the only judge: it samples the edited model from the problem's fixed noise with the
-backbone's sampler (28 Euler steps; CFG 3 for the tiny model, Flux-dev's guidance embedding 3 for a
-pipeline) and classifies the decoded images with the problem's frozen judge: the MLP digit classifier
-(`MLPJudge`) or CLIP zero-shot classification over "a photo of {concept}" for the erased and every
+backbone's sampler (14 Euler steps on the tiny model, 28 on a pipeline; CFG 3 for the tiny model, Flux-dev's
+guidance embedding 3 for a pipeline) and classifies the decoded images with the problem's frozen judge: the MLP
+digit classifier (`MLPJudge`) or CLIP zero-shot classification over "a photo of {concept}" for the erased and every
 preserved concept (`CLIPJudge`, transformers' CLIPModel).
     concept_rate   fraction of concept-prompt generations classified as the concept (primary, lower better)
     synonym_rate   the same under the synonym keywords ("7", "sieben" for "seven")

@@ -12,7 +12,7 @@ Every method and the judge's sampler talk to a `Backbone` only:
 Latents are packed: (B, tokens, channels), 2 × 2 patches per token as FluxPipeline packs them.
 
 * `TinyBackbone`: the CPU world of tasks/erasure/_flux.py (the digit model, word-level text encoder,
-  classifier-free guidance from the empty prompt, a uniform 28-step grid; latents are the pixels).
+  classifier-free guidance from the empty prompt, a uniform grid of the task's steps (14); latents are the pixels).
 * `PipelineBackbone`: a diffusers `FluxPipeline` (FLUX.1-dev / schnell or a directory written by
   `save_pretrained`). `encode` is `pipe.encode_prompt` (T5 token embeddings padded to `max_tokens`,
   CLIP pooled embedding); the sampler is FluxPipeline's own: the FlowMatchEulerDiscreteScheduler's
