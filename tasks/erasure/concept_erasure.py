@@ -76,7 +76,7 @@ class Config:
     concept_images: int = 32       # |D_un| (plan: 32 base-model samples of the concept prompt)
     n_eval: int = 64               # generations per concept / shuffled / synonym set
     n_preserve: int = 24           # generations per preserved concept
-    # Euler steps; None: the paper's 28 on a pipeline, 14 on the tiny model (TINY_SAMPLE_STEPS: why below)
+    # Euler steps; None: the paper's 28 on a pipeline, 14 on the tiny model (why: TINY_SAMPLE_STEPS, above)
     sample_steps: int | None = None
     guidance: float = 3.0          # guidance of sampling (the paper: Flux guidance 3; tiny model: classifier-free)
     # 4 + 2 blocks, not 2 + 1 (task version 1): the 2 + 1 model rendered the preserved digits at 0.75 accuracy only
