@@ -19,7 +19,7 @@ On the tabular bandit world (preference_bandit) the same loss trains a free logi
 prompt-embedding MLP) from π_ref with Adam: strong negatives are the k_s lowest-ranked members of the list,
 weak negatives k_w responses drawn uniformly (with replacement) from the lists of the batch's other prompts,
 scored under the list's prompt (a weak negative may coincide with one of the prompt's own responses: "free",
-unfiltered). 8000 full-batch Adam steps at lr 0.1, decayed linearly to 0, as for `dpo` there.
+unfiltered). 4000 full-batch Adam steps at lr 0.1, decayed linearly to 0, as for `dpo` there.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ class Config(TrainingSettings):
     beta: float = 0.1           # β of the implicit reward
     # bandit world (preference_bandit) only
     bandit_policy: str = "table"  # free logit table (P × V) or prompt embedding → MLP → logits
-    bandit_steps: int = 8000    # Adam steps (full batch: 8000 epochs)
+    bandit_steps: int = 4000    # Adam steps (full batch: 4000 epochs)
     bandit_lr: float = 0.1      # Adam learning rate on the parameters (linear decay to 0)
     bandit_batch: int = 0       # lists per step (0: full batch; the plan allows full batch or 8)
     bandit_init_noise: float = 0.0  # std of N(0, s²) added to the table's initial logits (0: start at π_ref)

@@ -11,7 +11,7 @@ The reported implicit reward is β·log πθ/π_ref, on the same scale as DPO's.
 
 Fidelity: faithful to the objective. preference_world / alpacaeval / long_context_alignment: best vs worst of the
 task's off-policy answers, one epoch, CPU-scale learning rate for the tiny model (the `dpo` recipe with IPO's loss).
-preference_bandit: the pairs of `pairs` on a free logit table (or MLP), 8000 full-batch Adam steps, as `dpo`.
+preference_bandit: the pairs of `pairs` on a free logit table (or MLP), 4000 full-batch Adam steps, as `dpo`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class Config(TrainingSettings):
     # bandit world (preference_bandit) only
     pairs: str = "binarized"    # UF-binarized pair, best vs each other member of the UF-all list, or best vs worst
     bandit_policy: str = "table"  # free logit table (P × V) or prompt embedding → MLP → logits
-    bandit_steps: int = 8000    # Adam steps (full batch: 8000 epochs)
+    bandit_steps: int = 4000    # Adam steps (full batch: 4000 epochs)
     bandit_lr: float = 0.1      # Adam learning rate on the parameters (linear decay to 0)
     bandit_batch: int = 0       # lists per step (0: full batch)
     bandit_init_noise: float = 0.0  # std of N(0, s²) added to the table's initial logits (0: start at π_ref)

@@ -95,7 +95,7 @@ def test_dpo_minimiser_is_not_unique_two_inits_same_loss_different_rewards():
 @pytest.mark.slow
 def test_dpo_minimiser_is_not_unique_on_the_world_in_every_seed():
     """Spec §7.1's table, 5 seeds: two inits (π_ref, and π_ref + N(0, 3²) logits) of the free table reach the same
-    DPO loss (± 1e-4) while r_θ (up to a per-prompt constant) differs by > 0.5 on at least one cell (~40 s)."""
+    DPO loss (± 1e-4) while r_θ (up to a per-prompt constant) differs by > 0.5 on at least one cell (~20 s)."""
     for seed in range(5):
         problem = preference_bandit.build(preference_bandit.Config(), RunContext(seed=seed).for_task())
         runs = [dpo.solve(problem, dpo.Config(beta=BETA, bandit_init_noise=noise), RunContext(seed=seed + s))
