@@ -39,7 +39,7 @@ from methods.decoding import autoregressive, slem, slrs, speculative, tli
 from methods.decoding._cache import CachedLM
 from tasks.decoding import DecodingProblem, score
 from tasks.decoding._corpus import corpus, document
-from tasks.decoding._lm import greedy_reference, load_lm, train_causal_lm
+from tasks.decoding._lm import _gpt2, greedy_reference, load_lm, train_causal_lm
 from tasks.decoding.hetero_vocab_pairs import Config, build
 
 TARGET = {"layers": 10, "width": 256, "heads": 4, "steps": 160, "batch": 8, "lr": 2e-3, "seed": 5, "format": 1}
@@ -73,7 +73,7 @@ def long_prompts(n: int, seed: int) -> tuple[str, ...]:
 
 def forward_ms(lm, prompt: list[int], block: int, repeats: int = 30) -> float:
     """Milliseconds of one cached forward pass reading `block` new tokens after `prompt`."""
-    cached = CachedLM(lm.model)
+    cached = CachedLM(lm if isinstance(lm, torch.nn.Module) else lm.model)
     cached.next(prompt)
     extra = prompt[-block:]
     start = time.perf_counter()
@@ -146,6 +146,27 @@ def row(name: str, mode: str, r: dict, base: dict) -> str:
             f"{speedup / ratio:>10.2f}{exact:>7}")
 
 
+SHAPES = ((10, 256), (8, 512), (6, 768), (12, 512), (8, 768))  # (layers, width) of candidate targets
+
+
+def shapes(config: Config) -> None:
+    """Forward cost of GPT-2 shapes over the task's target vocabulary against the task's drafter shape, one new
+    token and verification blocks of 2 / 4 / 8 (random weights: the cost does not depend on them)."""
+    def model(layers: int, width: int, vocab: int, heads: int):
+        return _gpt2(vocab, 1, 0, layers, width, heads, 0).eval()
+
+    context = list(range(5, 125))
+    best = lambda lm, n: min(forward_ms(lm, context, n) for _ in range(3))  # noqa: E731
+    drafter = best(model(config.drafter_layers, config.drafter_width, config.drafter_vocab, 2), 1)
+    print(f"drafter {config.drafter_layers}x{config.drafter_width}: {drafter:.2f} ms per new token")
+    for layers, width in SHAPES:
+        lm = model(layers, width, config.target_vocab, 4 if width <= 256 else 8)
+        ms = [best(lm, n) for n in (1, 2, 4, 8)]
+        size = sum(p.numel() for p in lm.parameters()) / 1e6
+        print(f"target {layers}x{width} ({size:.1f}M): {ms[0]:.2f} ms = {ms[0] / drafter:.1f}x the drafter; "
+              f"blocks of 2 / 4 / 8: " + " / ".join(f"{m / ms[0]:.2f}" for m in ms[1:]), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 prompts, 24 new tokens, one pass")
@@ -153,7 +174,11 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=64, help="new tokens per prompt")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--shapes", action="store_true", help="only the forward costs of larger target shapes")
     args = parser.parse_args()
+    if args.shapes:
+        torch.set_num_threads(1)
+        return shapes(Config())
     if args.quick:
         args.prompts, args.tokens, args.repeats = 3, 24, 1
     config = Config()
