@@ -71,9 +71,9 @@ def long_prompts(n: int, seed: int) -> tuple[str, ...]:
     return tuple(out)
 
 
-def forward_ms(lm, prompt: list[int], block: int, repeats: int = 30) -> float:
-    """Milliseconds of one cached forward pass reading `block` new tokens after `prompt`."""
-    cached = CachedLM(lm if isinstance(lm, torch.nn.Module) else lm.model)
+def forward_ms(model, prompt: list[int], block: int, repeats: int = 30) -> float:
+    """Milliseconds of one cached forward pass of `model` reading `block` new tokens after `prompt`."""
+    cached = CachedLM(model)
     cached.next(prompt)
     extra = prompt[-block:]
     start = time.perf_counter()
@@ -152,17 +152,17 @@ SHAPES = ((10, 256), (8, 512), (6, 768), (12, 512), (8, 768))  # (layers, width)
 def shapes(config: Config) -> None:
     """Forward cost of GPT-2 shapes over the task's target vocabulary against the task's drafter shape, one new
     token and verification blocks of 2 / 4 / 8 (random weights: the cost does not depend on them)."""
-    def model(layers: int, width: int, vocab: int, heads: int):
-        return _gpt2(vocab, 1, 0, layers, width, heads, 0).eval()
-
     context = list(range(5, 125))
-    best = lambda lm, n: min(forward_ms(lm, context, n) for _ in range(3))  # noqa: E731
-    drafter = best(model(config.drafter_layers, config.drafter_width, config.drafter_vocab, 2), 1)
+
+    def best_ms(model, blocks: tuple[int, ...]) -> list[float]:
+        return [min(forward_ms(model, context, n) for _ in range(3)) for n in blocks]
+
+    drafter = best_ms(_gpt2(config.drafter_vocab, 1, 0, config.drafter_layers, config.drafter_width, 2, 0), (1,))[0]
     print(f"drafter {config.drafter_layers}x{config.drafter_width}: {drafter:.2f} ms per new token")
     for layers, width in SHAPES:
-        lm = model(layers, width, config.target_vocab, 4 if width <= 256 else 8)
-        ms = [best(lm, n) for n in (1, 2, 4, 8)]
-        size = sum(p.numel() for p in lm.parameters()) / 1e6
+        model = _gpt2(config.target_vocab, 1, 0, layers, width, 4 if width <= 256 else 8, 0)
+        ms = best_ms(model, (1, 2, 4, 8))
+        size = sum(p.numel() for p in model.parameters()) / 1e6
         print(f"target {layers}x{width} ({size:.1f}M): {ms[0]:.2f} ms = {ms[0] / drafter:.1f}x the drafter; "
               f"blocks of 2 / 4 / 8: " + " / ".join(f"{m / ms[0]:.2f}" for m in ms[1:]), flush=True)
 
@@ -198,8 +198,9 @@ def main() -> None:
                                        reference=reference[:2], max_new_tokens=min(args.tokens, 16))
 
     blocks = (1, 2, 4, 8)
-    target_ms = [forward_ms(target, ids[0], n) for n in blocks]
-    drafter_ms = forward_ms(world.drafter, world.drafter.tokenizer.encode(prompts[0], add_special_tokens=False), 1)
+    target_ms = [forward_ms(target.model, ids[0], n) for n in blocks]
+    drafter_ids = world.drafter.tokenizer.encode(prompts[0], add_special_tokens=False)
+    drafter_ms = forward_ms(world.drafter.model, drafter_ids, 1)
     print(f"target/drafter forward cost {target_ms[0] / drafter_ms:.1f}x (cached, one new token: target "
           f"{target_ms[0]:.2f} ms, drafter {drafter_ms:.2f} ms); target verifying a block of "
           + ", ".join(f"{n}: {ms / target_ms[0]:.2f}x" for n, ms in zip(blocks, target_ms))
