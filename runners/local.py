@@ -5,7 +5,9 @@ number of workers: a cell whose process dies (a crash in native code, `os._exit`
 out-of-memory killer) is stored as `failed` with its exit code or signal and the grid goes on,
 where the in-process path took the driver down with it and stored nothing. A cell past `timeout`
 is killed and stored as `timeout`. Forking costs about 20 ms per cell (benchmarks/core_overhead.py
-prints it).
+prints it), and a forked cell starts with the modules the cells before it imported: the driver imports
+them after the first one reports (runners/inherited_imports.py), where every child used to import torch
+and transformers again.
 
 Forking is only safe from a driver that has not itself run PyTorch's OpenMP thread pool: GNU
 libgomp is not fork-safe, and a child's first parallel torch op then waits forever on a lock of
@@ -50,11 +52,16 @@ from bench.spec import Cell, RunRecord, Status
 from bench.store import Store
 from bench.writes import Writer
 from runners.base import OnRecord, Summary, execute_keeping_output, pending_cells, recorder
+from runners.inherited_imports import import_here, imported_since
 
 def run_cells(cells: list[Cell], store: Store, registry: Registry, workers: int = 1,
               timeout: float | None = None, force: bool = False, on_record: OnRecord | None = None,
-              lease_ttl: float | None = None, isolate: bool | None = None, threads: int | None = None) -> Summary:
+              lease_ttl: float | None = None, isolate: bool | None = None, threads: int | None = None,
+              inherit_imports: bool = True) -> Summary:
     """Run the cells not yet done; `isolate`: fork each cell (None: only with workers > 1 or a timeout).
+
+    `inherit_imports`: forked cells start with the modules earlier cells imported (runners/inherited_imports.py;
+    False only to measure what that saves).
 
     `threads`: each cell computes on that many threads (the verdict locks use one: a reduction split over more
     threads adds in another order, bench/numerics.py); None: forked cells split the cores evenly, cells run here
@@ -73,7 +80,8 @@ def run_cells(cells: list[Cell], store: Store, registry: Registry, workers: int 
         if isolate:
             provenance.machine()  # read once here: every forked cell inherits it (293 ms a cell otherwise)
             with _interrupt_pipe() as interrupted:
-                _drive(todo, registry, max(workers, 1), timeout, finish, interrupted, writer, summary, threads)
+                _drive(todo, registry, max(workers, 1), timeout, finish, interrupted, writer, summary, threads,
+                       inherit_imports)
         else:
             with _sigterm_interrupts(), torch_threads(threads):
                 _run_here(todo, registry, finish, writer, summary)
@@ -147,8 +155,10 @@ def _child(cell: Cell, registry: Registry, timeout: float | None, conn: Connecti
     _die_with(parent)
     if threads is not None:
         size_pools(threads)  # never restored: the child exits after its cell
+    before = set(sys.modules)
     try:
-        conn.send(execute_keeping_output(cell, registry, timeout))
+        record = execute_keeping_output(cell, registry, timeout)
+        conn.send((record, imported_since(before)))
         conn.close()
     finally:
         os._exit(0)  # skip the parent's inherited cleanup (database connections, atexit hooks)
@@ -192,7 +202,7 @@ def _interrupt_pipe():
 
 def _drive(todo: list[Cell], registry: Registry, workers: int, timeout: float | None,
            finish: Callable[[RunRecord], None], interrupted: int | None, writer: Writer, summary: Summary,
-           threads: int | None = None) -> None:
+           threads: int | None = None, inherit_imports: bool = True) -> None:
     ctx = mp.get_context("fork")
     if threads is None and workers > 1:
         threads = core_share(workers)
@@ -219,7 +229,10 @@ def _drive(todo: list[Cell], registry: Registry, workers: int, timeout: float | 
             if interrupted is not None and interrupted in ready:
                 raise KeyboardInterrupt
             for reader in ready:
-                finish(_collect(reader, running.pop(reader)))
+                record, imported = _collect(reader, running.pop(reader))
+                finish(record)
+                if inherit_imports:
+                    import_here(imported)  # the cells forked from now on start with them
             now = time.monotonic()
             for reader in [r for r, job in running.items() if job.deadline is not None and now >= job.deadline]:
                 finish(_kill(reader, running.pop(reader), timeout))
@@ -242,9 +255,11 @@ def _death(exitcode: int | None) -> str:
     return f"exit code {exitcode}"
 
 
-def _collect(reader: Connection, job: _Running) -> RunRecord:
+def _collect(reader: Connection, job: _Running) -> tuple[RunRecord, list[str]]:
+    """The child's record and the modules its cell imported (none when it died before reporting)."""
+    imported: list[str] = []
     try:
-        record = reader.recv()
+        record, imported = reader.recv()
     except (EOFError, OSError):
         job.process.join()
         record = RunRecord(job.cell, Status.FAILED,
@@ -253,7 +268,7 @@ def _collect(reader: Connection, job: _Running) -> RunRecord:
                            wall_s=time.monotonic() - job.started)
     reader.close()
     job.process.join()
-    return record
+    return record, imported
 
 
 def _kill(reader: Connection, job: _Running, timeout: float) -> RunRecord:

@@ -1,0 +1,85 @@
+"""Forked cells inherit the modules earlier cells imported, instead of importing them again.
+
+The local runner forks one child per cell, and a child starts with the driver's modules only. The
+driver never imports torch, transformers or a family's packages (it must never run a torch op: see
+runners/local.py), so every child imported them afresh, most of them lazily, from inside the
+method's code: about 3.5 s per language-model cell (transformers' lazy module machinery, the
+model classes, tokenizers), about 1 s per torch cell and 0.6 s per cvxpy cell, measured on this
+machine. Over the 2,479 cells of `bench reproduce --all` that was about a quarter of the workers'
+time (benchmarks/core_overhead.py prints the per-cell saving).
+
+So a child reports the names of the modules its cell imported (`imported_since`), and the driver
+imports them itself (`import_here`) before it forks the next cells. Importing runs no torch op and
+starts no OpenMP pool (the only threads these imports start are OpenBLAS's servers, which numpy in
+the driver has already and which are fork-safe), so forking stays safe. Only imports move: each cell
+still runs in its own child, from the same state, so every number is the one the child would have
+computed after importing the module itself. The driver keeps its own signal handlers (a library
+that installs one on import does not take over Ctrl-C), and what a module prints or warns while the
+driver imports it goes nowhere, as it would have gone to the cell's log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import signal
+import sys
+import warnings
+from collections.abc import Iterable, Iterator
+
+_NEVER = ("__main__", "__mp_main__", "_pytest", "pytest", "ray")  # a host's own modules; Ray starts processes
+
+
+def imported_since(before: set[str]) -> list[str]:
+    """The modules imported after `before` was taken, in import order (sys.modules keeps insertion order)."""
+    return [name for name in list(sys.modules) if name not in before]
+
+
+def import_here(names: Iterable[str]) -> int:
+    """Import `names` in this process (those not imported yet and importable); returns how many were imported."""
+    todo = [n for n in names if n not in sys.modules and n.split(".", 1)[0] not in _NEVER]
+    if not todo:
+        return 0
+    count = 0
+    with _silenced(), _signal_handlers_kept(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in todo:
+            if name in sys.modules:  # imported meanwhile as a dependency of an earlier name
+                continue
+            try:
+                importlib.import_module(name)
+                count += 1
+            except Exception:  # noqa: BLE001 - a module only its cell could import (a dynamic one): the child does
+                continue
+    return count
+
+
+@contextlib.contextmanager
+def _signal_handlers_kept() -> Iterator[None]:
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            if handler is not None and signal.getsignal(sig) is not handler:
+                signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def _silenced() -> Iterator[None]:
+    """File descriptors 1 and 2 (and Python's streams) to /dev/null: the driver's progress display stays clean."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with open(os.devnull, "w") as null:
+        os.dup2(null.fileno(), 1)
+        os.dup2(null.fileno(), 2)
+        try:
+            with contextlib.redirect_stdout(null), contextlib.redirect_stderr(null):
+                yield
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
