@@ -6,6 +6,8 @@ Targets (issue "Core platform"): `bench list` start-up < 0.5 s; the main job
 (`bench run --method dicesgd --task performative`, fresh SQLite) < 3 s; local runner overhead
 < 20 ms per cell on trivial cells. Every cell runs in a forked child (a crash cannot take the
 driver down); "isolation" is what that costs over executing the same cells in this process.
+`--imports` (issue 20) times real cells forked with and without the modules earlier cells imported
+(runners/inherited_imports.py): numpy only, cvxpy, and transformers (a language-model family).
 """
 
 from __future__ import annotations
@@ -71,7 +73,43 @@ def runner_overhead(cells: int = 300) -> dict[str, float]:
     return out
 
 
+IMPORT_CELLS = (("dicesgd", "performative"), ("wdro", "multi_source_linear"), ("autoregressive", "hetero_vocab_pairs"))
+
+
+def inherited_imports_saving(method: str, task: str, cells: int = 6) -> None:
+    """Seconds per real cell, each forked (one worker, one thread), with and without inherited imports; a first
+    run builds the task's cached models so that neither side pays for them. Run in a fresh process per pair (the
+    driver keeps what the inheriting run imported)."""
+    sys.path.insert(0, str(ROOT))
+    from bench.cells import Entry, expand
+    from bench.registry import Registry
+    from bench.store import Store
+    from runners.local import run_cells
+
+    registry = Registry.discover()
+    grid = expand(registry, [Entry(method)], [Entry(task)], list(range(cells + 1)), ["cpu"]).cells
+    seconds = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        run_cells(grid[:1], Store.open(f"sqlite:///{tmp}/warm.db"), registry, isolate=True, threads=1,
+                  inherit_imports=False)
+        for inherit in (False, True):
+            store = Store.open(f"sqlite:///{tmp}/{inherit}.db")
+            store.environment_id()
+            start = time.perf_counter()
+            run_cells(grid[1:], store, registry, isolate=True, threads=1, inherit_imports=inherit)
+            seconds[inherit] = (time.perf_counter() - start) / cells
+    print(f"{method} on {task}: {seconds[False]:.2f} s/cell importing in every child, {seconds[True]:.2f} s/cell "
+          f"inheriting the first cell's imports (saves {seconds[False] - seconds[True]:.2f} s a cell, "
+          f"ratio {seconds[True] / seconds[False]:.2f})", flush=True)
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--imports"]:
+        if len(sys.argv) == 4:
+            return inherited_imports_saving(*sys.argv[2:4])
+        for method, task in IMPORT_CELLS:
+            subprocess.run([sys.executable, __file__, "--imports", method, task], check=True)
+        return
     startup = timed([*BENCH, "list", "methods"], ROOT, 5)
     print(f"bench list start-up:        {startup:.3f} s   (target < 0.5 s: ratio {startup / 0.5:.2f})")
     job = main_job_time()

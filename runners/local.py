@@ -231,7 +231,7 @@ def _drive(todo: list[Cell], registry: Registry, workers: int, timeout: float | 
             for reader in ready:
                 record, imported = _collect(reader, running.pop(reader))
                 finish(record)
-                if inherit_imports:
+                if inherit_imports and queue:
                     import_here(imported)  # the cells forked from now on start with them
             now = time.monotonic()
             for reader in [r for r, job in running.items() if job.deadline is not None and now >= job.deadline]:
