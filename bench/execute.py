@@ -90,7 +90,8 @@ def device_for(hardware: str) -> str:
 
 
 def _peak_mem_mb() -> float:
-    # ru_maxrss is in KiB on Linux: the peak of this process (a forked worker: of that cell)
+    # ru_maxrss is in KiB on Linux: the peak of this process (a forked worker: of that cell, counting the modules it
+    # inherited from the driver, runners/inherited_imports.py)
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 

@@ -45,8 +45,10 @@ def logistic_fits(x: np.ndarray, y: np.ndarray, cs: np.ndarray, p: int) -> list[
     from sklearn.linear_model import LogisticRegression
     out = []
     for c in cs:
+        # random_state: liblinear's coordinate order is shuffled; without it the seed came from numpy's global RNG,
+        # seeded afresh in every process, and the fits differed from run to run in the 7th digit
         model = LogisticRegression(C=float(c), l1_ratio=1.0 if p == 1 else 0.0, solver="liblinear",
-                                   fit_intercept=False, tol=1e-6, max_iter=10_000)
+                                   fit_intercept=False, tol=1e-6, max_iter=10_000, random_state=0)
         out.append(model.fit(x, y).coef_.ravel().copy())
     return out
 

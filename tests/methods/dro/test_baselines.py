@@ -31,6 +31,18 @@ def test_lasso_path_satisfies_the_kkt_conditions_and_starts_at_zero():
         assert np.all(np.abs(g[~on]) <= a + 1e-5)
 
 
+def test_logistic_fits_do_not_depend_on_numpys_global_rng():
+    """liblinear shuffles its coordinates; its seed once came from np.random's global state, fresh per process."""
+    problem = make_problem(kind="classification", n=60, d=8, seed=3)
+    cs = np.array([0.05, 1.0, 20.0])
+    fits = []
+    for global_seed in (1, 2):
+        np.random.seed(global_seed)
+        fits.append(_transfer.logistic_fits(problem.x_train, problem.y_train, cs, 1))
+    for a, b in zip(*fits):
+        assert np.array_equal(a, b)
+
+
 def test_offset_l1_logistic_satisfies_the_kkt_conditions():
     # Trans-GLM's debiasing step: min (1/n)Σ log(1 + e^{−y(o + xᵀδ)}) + λ‖δ‖₁
     problem = make_problem(kind="classification", n=40, d=6, seed=2)
