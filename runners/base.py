@@ -69,7 +69,7 @@ def recorder(writer: Writer, summary: Summary, registry: Registry, on_record: On
 
 
 @contextmanager
-def _output_kept():
+def output_kept():
     """The process's file descriptors 1 and 2 go to a file while its cell runs: what Python warns, what libraries'
     loggers and progress bars print (including a handler a library installs on import) and what C extensions write
     lands in the run's log, not over the driver's progress display. Yields a function returning those lines (a
@@ -103,7 +103,7 @@ def execute_keeping_output(cell: Cell, registry: Registry, timeout: float | None
     warnings and library log records execute() captured (which a host's own warning capture, pytest's, would
     otherwise swallow in the child). A printed line that repeats a captured message (a library that installs its
     own stderr handler on import logs it twice) is kept once."""
-    with _output_kept() as said:
+    with output_kept() as said:
         record = execute(cell, registry, timeout)
     captured = (record.log or "").splitlines()
     printed = [line for line in said() if not any(kept.endswith(_message(line)) for kept in captured)]

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import os
 import signal
 import sys
-import warnings
 from collections.abc import Iterable, Iterator
+
+from runners.base import output_kept
 
 _NEVER = ("__main__", "__mp_main__", "_pytest", "pytest", "ray")  # a host's own modules; Ray starts processes
 
@@ -44,8 +44,7 @@ def import_here(names: Iterable[str]) -> int:
     if not todo:
         return 0
     count = 0
-    with _silenced(), _signal_handlers_kept(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with output_kept(), _signal_handlers_kept():  # what the imports print is dropped, not shown over the display
         for name in todo:
             if name in sys.modules:  # imported meanwhile as a dependency of an earlier name
                 continue
@@ -67,21 +66,3 @@ def _signal_handlers_kept() -> Iterator[None]:
             if handler is not None and signal.getsignal(sig) is not handler:
                 signal.signal(sig, handler)
 
-
-@contextlib.contextmanager
-def _silenced() -> Iterator[None]:
-    """File descriptors 1 and 2 (and Python's streams) to /dev/null: the driver's progress display stays clean."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    with open(os.devnull, "w") as null:
-        os.dup2(null.fileno(), 1)
-        os.dup2(null.fileno(), 2)
-        try:
-            with contextlib.redirect_stdout(null), contextlib.redirect_stderr(null):
-                yield
-        finally:
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            os.close(saved[0])
-            os.close(saved[1])
