@@ -142,6 +142,28 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
+M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4  # glibc's mallopt parameters (malloc.h)
+
+
+def keep_freed_memory() -> bool:
+    """Have glibc's malloc keep what this process frees for its next allocation, never giving it back to the kernel.
+
+    For a forked cell, which exits after its one cell. By default glibc returns every block over its mmap threshold
+    (at most 32 MiB) to the kernel when it is freed, and trims the heap's top, so a training loop that allocates the
+    same activations step after step takes them back as fresh pages the kernel must fault in and zero: 865k minor
+    faults and 1.6 s of system time in a 40 s label-smoothing pre-training, 62k and 0.25 s when kept (the cell 5 %
+    faster). Where a block lives changes no number: torch aligns its buffers to 64 bytes and numpy's to 16 either
+    way (the full reproduction's metrics compared run by run: README). False where the C library is not glibc.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    return bool(mallopt(M_TRIM_THRESHOLD, 1 << 30)) and bool(mallopt(M_MMAP_MAX, 0))
+
+
 def core_share(workers: int) -> int:
     """Threads per cell when `workers` cells run at once: the cores this process may use, split evenly."""
     return max(1, len(os.sched_getaffinity(0)) // workers)
@@ -153,6 +175,7 @@ def _child(cell: Cell, registry: Registry, timeout: float | None, conn: Connecti
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the driver's handler, inherited through fork
     _die_with(parent)
+    keep_freed_memory()
     if threads is not None:
         size_pools(threads)  # never restored: the child exits after its cell
     before = set(sys.modules)

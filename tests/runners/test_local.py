@@ -271,3 +271,40 @@ def test_what_a_forked_cell_prints_is_stored_with_its_run(toy_registry, store, c
     log = store.runs()[0].log
     assert "progress 100%" in log and "progress 50%" not in log and "FutureWarning" in log
     assert "progress" not in capfd.readouterr().err
+
+
+def _faults_of_allocating_again(keep: bool, conn) -> None:
+    import ctypes
+    import resource
+
+    from runners.local import keep_freed_memory
+    took = keep_freed_memory() if keep else True
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(10):  # what torch's CPU allocator does with an activation, step after step
+        block = libc.malloc(64 << 20)  # past glibc's largest mmap threshold (32 MiB): mmapped afresh unless kept
+        ctypes.memset(block, 1, 64 << 20)
+        libc.free(block)
+    conn.send((took, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before))
+    conn.close()
+
+
+def test_a_forked_cell_reuses_the_memory_it_freed_instead_of_faulting_fresh_pages_in():
+    import multiprocessing as mp
+    if not sys.platform.startswith("linux"):
+        pytest.skip("glibc's mallopt")
+    ctx = mp.get_context("fork")
+    faults = {}
+    for keep in (False, True):
+        reader, writer = ctx.Pipe(duplex=False)
+        child = ctx.Process(target=_faults_of_allocating_again, args=(keep, writer))
+        child.start()
+        took, faults[keep] = reader.recv()
+        child.join()
+        if not took:
+            pytest.skip("the C library is not glibc")
+    pages = (64 << 20) // os.sysconf("SC_PAGE_SIZE")
+    assert faults[False] >= 9 * pages  # every allocation faults its 16,384 pages in again
+    assert faults[True] <= 2 * pages   # the first one does; the others reuse them
