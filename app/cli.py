@@ -723,8 +723,11 @@ def _print_paper_counts(papers, store, registry, seeds) -> None:
     for col in ("paper", "scale", *kinds, "checks", "CPU s"):
         table.add_column(col, justify="left" if col in ("paper", "scale") else "right")
     totals: Counter = Counter()
+    unchecked: dict[str, int] = {}
     for paper in papers:
         row = paper_overview(paper, store, registry, seeds=seeds)
+        if row.unchecked:
+            unchecked[paper.slug] = row.unchecked
         for i, (scale, counts) in enumerate(row.by_scale.items()):
             totals.update({(scale, k): n for k, n in counts.items()})
             cost = "" if i else ("n/a" if row.cpu_s is None else f"{row.cpu_s:.0f}")
@@ -733,6 +736,10 @@ def _print_paper_counts(papers, store, registry, seeds) -> None:
     for scale in sorted({s for s, _ in totals}):
         table.add_row("total", scale, *(str(totals[(scale, k)]) for k in kinds), "", "")
     out.print(table)
+    if unchecked:  # a claim that also holds where it must not is uninformative: these are not settled yet
+        out.print(f"{sum(unchecked.values())} of the claims counted reproduced or partially have a negative control "
+                  f"not run ({', '.join(f'{slug} {n}' for slug, n in unchecked.items())}): --controls runs them, and "
+                  "a claim that also holds on its control turns uninformative", highlight=False)
 
 
 @app.command()

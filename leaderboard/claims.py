@@ -744,6 +744,7 @@ class PaperOverview:
     checks: int = 0                                          # sanity checks: judged, never counted
     cpu_s: float | None = None                               # CPU seconds of the shown runs (None: unmeasured)
     source: str = "store"                                    # "reference": the verdict lock's, nothing stored
+    unchecked: int = 0  # claims counted reproduced or partially whose negative control was not run
 
 
 VERDICTS = ("reproduced", "partially", "not reproduced", "uninformative", "inconclusive", "insufficient seeds",
@@ -768,8 +769,10 @@ def paper_overview(paper: Paper, store: Store, registry: Registry, seeds: int | 
     by_scale = {scale: count_verdicts([v for v in claims if v.claim.scale == scale])
                 for scale in SCALES if any(v.claim.scale == scale for v in claims)}
     checks = sum(v.claim.role == "check" for v in verdicts)
+    unchecked = sum(v.verdict in HOLDS and v.control == "not run" for v in claims)
     return PaperOverview(paper.slug, paper.title, count_verdicts(claims), None, by_scale, checks,
-                         paper_cost(verdicts, store, registry, lock if source == "reference" else None), source)
+                         paper_cost(verdicts, store, registry, lock if source == "reference" else None), source,
+                         unchecked)
 
 
 def overview(store: Store, registry: Registry) -> list[PaperOverview]:

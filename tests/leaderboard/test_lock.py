@@ -109,6 +109,17 @@ def test_the_overview_counts_per_scale_with_checks_apart_and_the_cpu_seconds(tmp
     assert row.by_scale["cpu-reduced"]["reproduced"] == 1 and row.by_scale["paper-scale"]["not run"] == 1
     assert row.checks == 1 and sum(row.counts.values()) == 2  # the check is not counted among the claims
     assert row.cpu_s == pytest.approx(16.0) and row.source == "store"
+    assert row.unchecked == 0  # "beats" holds and its negative control (0.01 -> 0.02) was run
+
+
+def test_the_overview_counts_the_holding_claims_whose_negative_control_was_not_run(paper_and_registry, store):
+    paper, registry = paper_and_registry
+    _fill(store, registry, {noise: runs for noise, runs in RUNS.items() if noise != 0.02})  # the control's cell
+    row = paper_overview(paper, store, registry)
+    assert row.by_scale["cpu-reduced"]["reproduced"] == 1 and row.unchecked == 1
+    _fill(store, registry, {0.02: ([1.9, 2.1], 1.0, 1.0)})  # the control run, and it holds: 0.01 < 0.02 too
+    row = paper_overview(paper, store, registry)
+    assert row.by_scale["cpu-reduced"]["uninformative"] == 1 and row.unchecked == 0
 
 
 def test_a_damaged_lock_is_a_one_line_error_naming_it(tmp_path):
@@ -117,3 +128,17 @@ def test_a_damaged_lock_is_a_one_line_error_naming_it(tmp_path):
                        match=r"toy-paper.yaml: not a verdict lock .*bench reproduce --all --controls --lock"):
         read_lock("toy-paper", tmp_path)
     assert read_lock("no-such-paper", tmp_path) is None
+
+
+def test_the_reproduction_summary_says_how_many_holding_claims_lack_their_negative_control(paper_and_registry, store,
+                                                                                          capsys):
+    from app.cli import _print_paper_counts
+    paper, registry = paper_and_registry
+    _fill(store, registry, {noise: runs for noise, runs in RUNS.items() if noise != 0.02})
+    _print_paper_counts([paper], store, registry, None)
+    assert "1 of the claims counted reproduced or partially have a negative control not run (toy-paper 1)" in \
+        " ".join(capsys.readouterr().out.split())
+    _fill(store, registry, {0.02: RUNS[0.02]})
+    _print_paper_counts([paper], store, registry, None)
+    assert "negative control not run" not in capsys.readouterr().out
+
