@@ -744,7 +744,7 @@ class PaperOverview:
     checks: int = 0                                          # sanity checks: judged, never counted
     cpu_s: float | None = None                               # CPU seconds of the shown runs (None: unmeasured)
     source: str = "store"                                    # "reference": the verdict lock's, nothing stored
-    unchecked: int = 0  # claims counted reproduced or partially whose negative control was not run
+    unchecked: int = 0                                       # holding claims whose negative control was not run
 
 
 VERDICTS = ("reproduced", "partially", "not reproduced", "uninformative", "inconclusive", "insufficient seeds",

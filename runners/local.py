@@ -7,7 +7,7 @@ where the in-process path took the driver down with it and stored nothing. A cel
 is killed and stored as `timeout`. Forking costs about 20 ms per cell (benchmarks/core_overhead.py
 prints it), and a forked cell starts with the modules the cells before it imported: the driver imports
 them after the first one reports (runners/inherited_imports.py), where every child used to import torch
-and transformers again.
+and transformers again. A forked cell keeps the memory it frees for its next allocation (`keep_freed_memory`).
 
 Forking is only safe from a driver that has not itself run PyTorch's OpenMP thread pool: GNU
 libgomp is not fork-safe, and a child's first parallel torch op then waits forever on a lock of
