@@ -8,6 +8,8 @@ Targets (issue "Core platform"): `bench list` start-up < 0.5 s; the main job
 driver down); "isolation" is what that costs over executing the same cells in this process.
 `--imports` (issue 20) times real cells forked with and without the modules earlier cells imported
 (runners/inherited_imports.py): numpy only, cvxpy, and transformers (a language-model family).
+`--memory` times real cells forked with and without keeping the memory they free (runners/local.py
+`keep_freed_memory`), and counts their minor page faults.
 """
 
 from __future__ import annotations
@@ -103,7 +105,50 @@ def inherited_imports_saving(method: str, task: str, cells: int = 6) -> None:
           f"ratio {seconds[True] / seconds[False]:.2f})", flush=True)
 
 
+MEMORY_CELLS = (("sft_ce", "sft_calibration"), ("dpo", "preference_bandit"))
+
+
+def freed_memory_saving(method: str, task: str, repeats: int = 3) -> None:
+    """Seconds and minor page faults of one real cell, forked (one worker, one thread), with and without the child
+    keeping the memory it frees (runners.local.keep_freed_memory): the same cell each time, in a fresh store, after
+    a first run has built its cached models; the two sides alternate. Medians."""
+    import resource
+
+    sys.path.insert(0, str(ROOT))
+    import runners.local as local
+    from bench.cells import Entry, expand
+    from bench.registry import Registry
+    from bench.store import Store
+
+    registry = Registry.discover()
+    cell = expand(registry, [Entry(method)], [Entry(task)], [0], ["cpu"]).cells
+    keep = local.keep_freed_memory
+    seconds: dict[bool, list[float]] = {False: [], True: []}
+    faults: dict[bool, list[int]] = {False: [], True: []}
+    with tempfile.TemporaryDirectory() as tmp:
+        local.run_cells(cell, Store.open(f"sqlite:///{tmp}/warm.db"), registry, isolate=True, threads=1)
+        try:
+            for repeat in range(repeats):
+                for kept in (False, True):
+                    local.keep_freed_memory = keep if kept else (lambda: False)  # looked up by each forked child
+                    store = Store.open(f"sqlite:///{tmp}/{kept}-{repeat}.db")
+                    store.environment_id()
+                    before, start = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt, time.perf_counter()
+                    local.run_cells(cell, store, registry, isolate=True, threads=1)
+                    seconds[kept].append(time.perf_counter() - start)
+                    faults[kept].append(resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt - before)
+        finally:
+            local.keep_freed_memory = keep
+    s, f = {k: statistics.median(v) for k, v in seconds.items()}, {k: statistics.median(v) for k, v in faults.items()}
+    print(f"{method} on {task}: {s[False]:.2f} s and {f[False]:,.0f} minor faults a cell giving freed memory back, "
+          f"{s[True]:.2f} s and {f[True]:,.0f} keeping it (ratio {s[True] / s[False]:.2f})", flush=True)
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--memory"]:
+        for method, task in [tuple(sys.argv[2:4])] if len(sys.argv) == 4 else MEMORY_CELLS:
+            freed_memory_saving(method, task)
+        return
     if sys.argv[1:2] == ["--imports"]:
         if len(sys.argv) == 4:
             return inherited_imports_saving(*sys.argv[2:4])
