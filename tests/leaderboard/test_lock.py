@@ -141,4 +141,3 @@ def test_the_reproduction_summary_says_how_many_holding_claims_lack_their_negati
     _fill(store, registry, {0.02: RUNS[0.02]})
     _print_paper_counts([paper], store, registry, None)
     assert "negative control not run" not in capsys.readouterr().out
-
