@@ -30,6 +30,13 @@ from tasks.verification import (FALSE_, TRUE_, And, InputSpace, VerificationProb
 RTOL = 1e-5  # a generator is finished when ub − lb <= RTOL·ub (probspecs' default)
 
 
+def finite_rows(x: torch.Tensor) -> torch.Tensor:
+    """(N,) whether every entry of each row of (N, d) x is finite: `torch.isfinite(x).all(1)`, computed from the
+    rows' extremes (a NaN propagates through amin / amax and fails both comparisons). On this CPU ATen's isfinite
+    and a boolean all(1) are scalar loops: 8x slower on PV's (10⁵, 67) child boxes, a third of its sat()."""
+    return (x.amin(1) > -math.inf) & (x.amax(1) < math.inf)
+
+
 # the settings of PV and its heuristic variants (pv, pv_ibp, pv_longest_edge, pv_random)
 @dataclass(frozen=True)
 class Config:
@@ -113,7 +120,7 @@ class ProbabilityBounds:
         n, m = lb.shape[0], self.problem.network.out_dim
         y_lb = torch.full((n, m), -math.inf, dtype=torch.float64)
         y_ub = torch.full((n, m), math.inf, dtype=torch.float64)
-        finite = torch.isfinite(lb).all(1) & torch.isfinite(ub).all(1)
+        finite = finite_rows(lb) & finite_rows(ub)
         if self.uses_net and finite.any():
             y_lb[finite], y_ub[finite] = (bound or self.bound)(self.problem.network, lb[finite], ub[finite])
         return sat_bounds(self.event, y_lb, y_ub, lb, ub)

@@ -12,7 +12,7 @@ import torch
 
 from bench.context import RunContext
 from methods.verification import pv, pv_ibp, pv_longest_edge, pv_random, uniform_split
-from methods.verification._bab import ProbabilityBounds
+from methods.verification._bab import ProbabilityBounds, finite_rows
 from methods.verification._bounds import crown, ibp
 from methods.verification._heuristics import longest_edge, prob_mass, propose, smart_branching
 from tasks.verification import score
@@ -129,3 +129,15 @@ def test_longest_edge_prefers_unbounded_then_widest():
                             np.random.default_rng(0))
     (llb, lub), _ = longest_edge(gen, gen.branches)
     assert torch.isfinite(lub[0]).sum() == 2   # one unbounded dim was split (its left child is capped)
+
+
+@pytest.mark.parametrize("width", [1, 2, 5, 67])
+def test_finite_rows_is_isfinite_all(width):
+    # every mix of finite values, ±inf, NaN and the largest doubles: the same rows as torch.isfinite(x).all(1)
+    values = torch.tensor([0.0, 1.5, -2.0, np.inf, -np.inf, np.nan, 1e308, -1e308], dtype=torch.float64)
+    weights = torch.tensor([10.0, 10, 10, 1, 1, 1, 10, 10])                      # non-finite entries rare
+    draws = torch.multinomial(weights, 5000 * width, replacement=True, generator=torch.Generator().manual_seed(width))
+    x = values[draws].reshape(5000, width)
+    expected = torch.isfinite(x).all(1)
+    assert torch.equal(finite_rows(x), expected) and 0 < int(expected.sum()) < 5000
+    assert finite_rows(x[:0]).shape == (0,)

@@ -73,18 +73,20 @@ def test_the_harness_times_the_solve():
 
 
 class Spy:
-    """Counts the calls of Population.probability and their boxes beside the meter, from the class itself."""
+    """Counts the calls of Population.probability and Population.point_masses (the enumeration's table form) and
+    the masses they return beside the meter, from the class itself."""
 
     def __init__(self, monkeypatch):
         self.calls, self.boxes = 0, 0
-        counted = Population.probability
+        for name in ("probability", "point_masses"):
+            monkeypatch.setattr(Population, name, self._spying(getattr(Population, name)))
 
-        def spy(population, lb, ub):
-            masses = counted(population, lb, ub)
+    def _spying(self, counted):
+        def spy(population, *args):
+            masses = counted(population, *args)
             self.calls, self.boxes = self.calls + 1, self.boxes + len(masses)
             return masses
-
-        monkeypatch.setattr(Population, "probability", spy)
+        return spy
 
 
 @pytest.mark.parametrize("method,task", pairs("verification"))

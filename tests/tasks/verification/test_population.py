@@ -71,3 +71,20 @@ def test_mini_acs_enumeration_is_the_pmf(k):
     index = {tuple(p): i for i, p in enumerate(points)}
     freq = np.bincount([index[tuple(r)] for r in x], minlength=len(points)) / x.shape[0]
     assert np.all(np.abs(freq - masses) <= 5 * np.sqrt(masses * (1 - masses) / x.shape[0]) + 1e-4)
+
+
+def test_enumerated_masses_are_the_point_box_masses_bit_for_bit():
+    # two components whose supports differ (value 4 of k has mass 0 in the first, 2 in neither): the union is
+    # enumerated, zero-mass points are dropped, every mass equals probability(x, x) exactly
+    space = InputSpace(np.array([0.0, 0, 0, 1]), np.array([1.0, 1, 1, 4]), ("a", "b", "c", "k"), (3,), ((0, 1, 2),))
+    first = Component(0.3, (Categorical((0, 1, 2), np.array([0.2, 0.3, 0.5])),
+                            Discrete(3, np.array([1.0, 3.0, 4.0]), np.array([0.6, 0.4, 0.0]))))
+    second = Component(0.7, (Discrete(3, np.array([1.0, 4.0]), np.array([0.1, 0.9])),
+                             Categorical((0, 1, 2), np.array([0.0, 0.25, 0.75]))))
+    pop = Population(space, (first, second))
+    points, masses = map(np.concatenate, zip(*pop.enumerate(chunk=4)))
+    assert len(points) == 3 * 3 - 1 and not any(p[0] == 1 and p[3] == 4 for p in points)   # (a, k=4) has mass 0
+    assert np.array_equal(masses, pop.probability(points, points)) and masses.sum() == pytest.approx(1.0)
+    acs = acs_population(4, np.random.default_rng(4))
+    points, masses = map(np.concatenate, zip(*acs.enumerate(chunk=5000)))
+    assert np.array_equal(masses, acs.probability(points, points))
