@@ -18,7 +18,7 @@ prefill would dominate. Targets (issue 20): sampling speedup >= 0.8x the forward
 speculative and SLEM, > 1x for TLI, SLRS >= 50 tok/s, ours at least as fast as UAG (greedy: SLEM, the
 algorithm of transformers' greedy path; sampling: TLI, the algorithm of its sampling path).
 
-    flock /tmp/cpu.lock .venv/bin/python benchmarks/decoding_speedup.py [--quick]
+    flock /tmp/cpu.lock .venv/bin/python benchmarks/decoding_speedup.py [--quick | --shapes | --draft-lengths 1,2,5]
 
 Timings are the best of `--repeats` passes (a shared CPU is noisy); no test asserts them.
 """
@@ -122,9 +122,9 @@ def hf_generate(problem: DecodingProblem, sample: bool, seed: int, assistant: bo
     return {"tok/s": tokens / seconds, "calls/tok": counter.calls / tokens, "exact": exact if not sample else None}
 
 
-def ours(problem: DecodingProblem, module, sample: bool, seed: int) -> dict:
+def ours(problem: DecodingProblem, module, sample: bool, seed: int, **settings) -> dict:
     with observing(problem):  # the problem is solved repeatedly (and its target run by the anchors): count each solve
-        result = module.solve(problem, module.Config(do_sample=sample), RunContext(seed=seed))
+        result = module.solve(problem, module.Config(do_sample=sample, **settings), RunContext(seed=seed))
     s = score(problem, result)
     return {"tok/s": s["new_tokens"] / result.seconds, "calls/tok": s["target_calls_per_token"],
             "exact": s.get("greedy_exact_match")}
@@ -167,6 +167,23 @@ def shapes(config: Config) -> None:
               f"blocks of 2 / 4 / 8: " + " / ".join(f"{m / ms[0]:.2f}" for m in ms[1:]), flush=True)
 
 
+def draft_lengths(problem: DecodingProblem, lengths: list[int], repeats: int, seed: int) -> None:
+    """Sampling-mode speedup / ratio of SD and SLEM for each draft length k, with the drafter's confidence stop off
+    (every round drafts k tokens) and at its default 0.4: whether shorter drafts, whose verification blocks are
+    cheaper on a CPU, bring the share of the fewer target passes that turns into wall clock up to 0.8."""
+    base = best(lambda: ours(problem, autoregressive, True, seed), repeats)
+    print(f"sampling, baseline ours {base['tok/s']:.1f} tok/s; speedup / ratio by draft length k")
+    for name in ("speculative", "slem"):
+        for threshold in (0.0, 0.4):
+            shares = []
+            for k in lengths:
+                r = best(lambda: ours(problem, METHODS[name], True, seed, num_assistant_tokens=k,
+                                      confidence_threshold=threshold), repeats)
+                shares.append((r["tok/s"] / base["tok/s"]) / (base["calls/tok"] / r["calls/tok"]))
+            print(f"  {name:<12} stop {threshold}: " + " / ".join(f"k={k} {v:.2f}" for k, v in zip(lengths, shares)),
+                  flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 prompts, 24 new tokens, one pass")
@@ -175,6 +192,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--shapes", action="store_true", help="only the forward costs of larger target shapes")
+    parser.add_argument("--draft-lengths", help="only SD's and SLEM's sampling speedup / ratio at these draft lengths "
+                        "(comma-separated, e.g. 1,2,3,5,20)")
     args = parser.parse_args()
     if args.shapes:
         torch.set_num_threads(1)
@@ -194,6 +213,8 @@ def main() -> None:
     problem = DecodingProblem(target=target, drafter=world.drafter, same_drafter=world.same_drafter, prompts=prompts,
                               kinds=("long_context",) * len(prompts), max_new_tokens=args.tokens, reference=reference,
                               ar_seconds=time.perf_counter() - start)
+    if args.draft_lengths:
+        return draft_lengths(problem, [int(k) for k in args.draft_lengths.split(",")], args.repeats, args.seed)
     slrs_problem = dataclasses.replace(problem, prompts=prompts[:2], kinds=problem.kinds[:2],
                                        reference=reference[:2], max_new_tokens=min(args.tokens, 16))
 

@@ -63,8 +63,13 @@ class Branches:
     s_lb: torch.Tensor
     s_ub: torch.Tensor
 
-    def take(self, idx) -> "Branches":
-        return Branches(self.lb[idx], self.ub[idx], self.mass[idx], self.s_lb[idx], self.s_ub[idx])
+    def take(self, idx: torch.Tensor) -> "Branches":
+        """The branches at `idx` (positions, or a boolean mask), in that order. index_select is advanced indexing's
+        result about 3x faster on this CPU (a random permutation of every open branch each iteration is most of
+        pv_random's time)."""
+        if idx.dtype == torch.bool:
+            idx = torch.nonzero(idx).squeeze(1)
+        return Branches(*(t.index_select(0, idx) for t in (self.lb, self.ub, self.mass, self.s_lb, self.s_ub)))
 
     def __len__(self) -> int:
         return int(self.lb.shape[0])
