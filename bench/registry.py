@@ -31,6 +31,7 @@ from bench import static
 from bench.configs import coerce, field_types, type_name
 from bench.errors import BenchError
 from bench.spec import Metric, Resources
+from bench.switches import Switch, parse_switches
 
 KINDS = ("method", "task")
 ENTRY_POINT_GROUPS = {"method": "bench.methods", "task": "bench.tasks"}
@@ -443,6 +444,27 @@ class Registry:
             return self.method(method_name).spec.reference
         return self._read(("reference", method_name), lambda: self.read_reference(method_name),
                           lambda: self.method(method_name).spec.reference)
+
+    def switched_off(self, method_name: str) -> tuple[Switch, ...] | str:
+        """The method's SWITCHED_OFF (bench/switches.py): its switches, or the reason it has none; read from source.
+        A method that declares neither is a one-line error naming the file to fix."""
+        item = self.listing("method", method_name)
+
+        def imported() -> Any:
+            return getattr(importlib.import_module(item.module), "SWITCHED_OFF", None)
+
+        def read() -> Any:
+            source = self._reader.source(item.module)
+            if not source.has("SWITCHED_OFF"):
+                raise static.NotStatic(f"{item.module}: no plain SWITCHED_OFF")
+            return source.lookup("SWITCHED_OFF")
+
+        declared = self._read(("switched_off", method_name), read, imported)
+        if declared is None:
+            raise BenchError(f"method {method_name} ({item.module}) declares no SWITCHED_OFF: map switch names to "
+                             "the settings that remove its mechanism, or give the reason there is none "
+                             "(bench/switches.py)")
+        return parse_switches(method_name, declared)
 
     def declared_metrics(self, family: str) -> Metrics:
         """A family's METRICS and METRIC_PREFIXES, without importing its contract module."""
