@@ -37,6 +37,8 @@ from tasks.preference import (BanditPreferenceProblem, BanditPreferenceResult, P
 SMOKE = {"n_samples": 2, "batch_size": 8, "bandit_steps": 200}
 SOURCES = ("off", "on")
 
+SWITCHED_OFF = "a baseline of SimpleMix and EPA (DPO on one source): there is no mechanism of the papers to switch off"
+
 
 @dataclass(frozen=True)
 class Config(TrainingSettings):

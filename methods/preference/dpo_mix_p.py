@@ -28,6 +28,8 @@ from tasks.preference import PreferenceProblem, PreferenceResult
 
 SMOKE = {"batch_size": 8}
 
+SWITCHED_OFF = "a baseline of SimpleMix (DPO-Mix-P, online DPO with logit-mixing samplers): no mechanism of the paper"
+
 
 @dataclass(frozen=True)
 class Config(TrainingSettings):

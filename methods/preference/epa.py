@@ -40,6 +40,13 @@ from tasks.preference import BanditPreferenceProblem, BanditPreferenceResult, Pr
 
 SMOKE = {"batch_size": 4, "weak_negatives": 2, "bandit_steps": 200}
 
+# EPA's mechanism is the energy-based softmax over strong and weak negatives, L = log(w + Σ_y α_y exp(r(y) − r(y_w))):
+# k_w = 0 drops the weak negatives (answers of other prompts, the paper's "free" negatives; the claims' ablation);
+# k_s = 1, k_w = 0 leaves log(1 + exp(r(y_l) − r(y_w))), the Bradley–Terry (DPO) loss on best vs worst
+# (tests/methods/preference/test_methods.py checks its value and gradient against dpo_loss).
+SWITCHED_OFF = {"k_w = 0 (no weak negatives)": {"weak_negatives": 0},
+                "k_s = 1, k_w = 0 (Bradley–Terry loss)": {"strong_negatives": 1, "weak_negatives": 0}}
+
 
 @dataclass(frozen=True)
 class Config(TrainingSettings):

@@ -30,6 +30,8 @@ from tasks.preference import PreferenceProblem, PreferenceResult
 
 SMOKE = {"batch_size": 8}
 
+SWITCHED_OFF = "a baseline of SimpleMix (HyPO, another use of on-policy data): no mechanism of the paper to switch off"
+
 
 @dataclass(frozen=True)
 class Config(TrainingSettings):

@@ -29,6 +29,8 @@ from tasks.preference import (BanditPreferenceProblem, BanditPreferenceResult, P
 
 SMOKE = {"batch_size": 8, "bandit_steps": 200}
 
+SWITCHED_OFF = "a baseline of EPA (IPO, a pairwise squared loss): there is no mechanism of the paper to switch off"
+
 
 @dataclass(frozen=True)
 class Config(TrainingSettings):

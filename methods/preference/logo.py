@@ -30,6 +30,11 @@ from tasks.preference import PreferenceProblem, PreferenceResult
 
 SMOKE = {"batch_size": 8}
 
+# LOGO's mechanisms: the objective of §2.1 (M dis-preferred answers + λ·SFT; M = 1, λ = 0 is SimPO's Eq. 6, the
+# claims' own ablation) and the position synthesis of §2.3 (synthesize_positions false: real positions).
+SWITCHED_OFF = {"M = 1, λ = 0 (SimPO's objective)": {"m": 1, "sft_weight": 0.0},
+                "no position synthesis": {"synthesize_positions": False}}
+
 
 @dataclass(frozen=True)
 class Config(TrainingSettings):

@@ -24,6 +24,8 @@ from tasks.preference import PreferenceProblem, PreferenceResult
 
 SMOKE = {"batch_size": 8}
 
+SWITCHED_OFF = "a baseline of LOGO (instruct tuning on the preferred answers): no mechanism of the paper to switch off"
+
 
 @dataclass(frozen=True)
 class Config(TrainingSettings):

@@ -28,6 +28,12 @@ from tasks.preference import PreferenceProblem, PreferenceResult
 
 SMOKE = {"n_samples": 2, "batch_size": 8}
 
+# SimpleMix's mechanism is the mixture α·D_on + (1−α)·D_off: at α = 0 or 1 one source is left, and solve_mix (_dpo.py)
+# then runs exactly what `dpo` runs with that source (tests/methods/preference/test_methods.py,
+# test_mixing_share_and_its_endpoints).
+SWITCHED_OFF = {"α = 0 (off-policy pairs only)": ("dpo", {"source": "off"}),
+                "α = 1 (on-policy pairs only)": ("dpo", {"source": "on"})}
+
 
 @dataclass(frozen=True)
 class Config(TrainingSettings):

@@ -25,6 +25,8 @@ from tasks.preference import PreferenceProblem, PreferenceResult
 
 SMOKE = {"batch_size": 8}
 
+SWITCHED_OFF = "a baseline of LOGO (SimPO: one rejected answer, no SFT term): no mechanism of the paper to switch off"
+
 
 @dataclass(frozen=True)
 class Config(TrainingSettings):
