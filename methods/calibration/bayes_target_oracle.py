@@ -35,6 +35,8 @@ from tasks.calibration import CalibrationProblem, CalibrationResult
 
 SMOKE = {"epochs": 1}
 
+SWITCHED_OFF = "an oracle (trained on the true answer distributions), the world's positive control: nothing to remove"
+
 
 @dataclass(frozen=True)
 class Config:

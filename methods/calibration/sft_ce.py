@@ -19,6 +19,8 @@ from tasks.calibration import CalibrationProblem, CalibrationResult
 
 SMOKE = {"epochs": 1}
 
+SWITCHED_OFF = "a baseline of the paper (plain cross-entropy SFT): there is no mechanism of the paper to switch off"
+
 
 @dataclass(frozen=True)
 class Config:

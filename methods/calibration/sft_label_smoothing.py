@@ -26,6 +26,11 @@ from tasks.calibration import CalibrationProblem, CalibrationResult
 
 SMOKE = {"epochs": 1}
 
+# The paper's mechanism is the smoothed target (1 − β)·onehot(y) + (β/V)·1: at β = 0 the loss is lse(z) − z_y, plain
+# cross-entropy, and fine_tune (_sft.py) runs exactly what sft_ce runs (tests/methods/calibration/test_sft.py,
+# test_label_smoothing_at_beta_zero_is_sft_ce_bit_for_bit; at the default temperature 1, which sft_ce fixes).
+SWITCHED_OFF = {"β = 0 (plain cross-entropy)": ("sft_ce", {})}
+
 
 @dataclass(frozen=True)
 class Config:
