@@ -38,6 +38,13 @@ from tasks.performative import PerformativeProblem, PerformativeResult
 SMOKE = {"T": 500}
 
 
+# Error feedback off (remedy 2's mechanism, the e_t buffer): as C2 → 0 the fed-back term clip_C2(e_t) has norm ≤ C2,
+# and at 1e-300 (the Config requires C2 > 0) it is below the float resolution of v, so the update is
+# θ − γ(clip_C1(g) + ζ): PCSGD's clipped step at c = C1 with no buffer (solve's loop; the iterates equal pcsgd's bit
+# for bit while the projection does not bind, tests/methods/performative/test_switched_off.py)
+SWITCHED_OFF = {"no error feedback (C2 → 0)": {"C2": 1e-300}}
+
+
 @dataclass(frozen=True)
 class Config:
     T: int = 100_000           # T, horizon (the paper's x-axis runs to 1e5)

@@ -30,6 +30,12 @@ from tasks.performative import PerformativeProblem, PerformativeResult
 SMOKE = {"T": 500}
 
 
+# Clipping off: with c = 10⁶ above every gradient on X (|∇ℓ| ≤ 28 on the paper's instance) clip_c is the identity in
+# _common.clip, so the update is unclipped projected SGD (the iterates equal sgd's bit for bit,
+# tests/methods/performative/test_switched_off.py); the positive controls clipping-bias-detectable-* run this cell
+SWITCHED_OFF = {"c = 10⁶ (clipping never binds)": {"c": 1000000.0}}
+
+
 @dataclass(frozen=True)
 class Config:
     T: int = 100_000           # T, horizon (the paper's x-axis runs to 1e5)

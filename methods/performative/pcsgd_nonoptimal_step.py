@@ -22,6 +22,10 @@ from tasks.performative import PerformativeProblem, PerformativeResult
 SMOKE = {"T": 500}
 
 
+SWITCHED_OFF = ("a baseline of the paper (remedy 1's Non-Opt curve: the constant step built on μ, which the "
+                "shift-aware step improves on): there is no mechanism of the paper to switch off")
+
+
 # the same settings as the "Opt" rule: only the modulus the step is built on differs
 Config = _common.ConstantStepConfig
 

@@ -24,6 +24,12 @@ from tasks.performative import PerformativeProblem, PerformativeResult
 SMOKE = {"T": 500}
 
 
+# Shift-awareness off (remedy 1's mechanism): the constant step built on μ instead of μ̃ = μ − Lβ is the Non-Opt rule,
+# the same _common.constant_step_pcsgd with the same Config; nothing else differs (at β = 0, where μ̃ = μ, the two are
+# bit for bit equal, tests/methods/performative/test_switched_off.py)
+SWITCHED_OFF = {"step built on μ (Non-Opt)": ("pcsgd_nonoptimal_step", {})}
+
+
 Config = _common.ConstantStepConfig
 
 

@@ -27,6 +27,10 @@ from tasks.performative import PerformativeProblem, PerformativeResult
 SMOKE = {"T": 500}
 
 
+SWITCHED_OFF = ("a baseline of the paper (projected SGD without clipping): there is no mechanism of the paper to "
+                "switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     T: int = 100_000           # T, horizon (the paper's x-axis runs to 1e5)
