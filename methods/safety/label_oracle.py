@@ -41,6 +41,8 @@ from methods.safety._pipeline import REFERENCES, make_ablation, refusals
 from tasks.safety import (ANALYSIS, RefusalProblem, RefusalResult, Secondary, chat_prompts, components,
                           secondary_effects, threshold_accuracy)
 
+SWITCHED_OFF = "an oracle (reads the prompts' refusal and style labels), the world's positive control: none to remove"
+
 
 @dataclass(frozen=True)
 class Config:

@@ -49,6 +49,11 @@ from tasks.safety import (ANALYSIS, TEST, RefusalProblem, RefusalResult, Seconda
 
 SMOKE = {"secondary": 3}
 
+# The paper's mechanism is the multi-dimensional residual space: the secondary orthogonal directions C2 … CK of §3.3
+# beside the dominant C1. K = 1 keeps C1 alone (secondary_directions returns dirs[source, 1:1], no direction to
+# ablate, so no secondary effect): the one-dimensional view; C1 itself, its ablation and the attack are unchanged.
+SWITCHED_OFF = {"K = 1 (the dominant direction only)": {"secondary": 1}}
+
 
 @dataclass(frozen=True)
 class Config:

@@ -27,6 +27,8 @@ from methods.safety._hooks import stream_states
 from methods.safety._pipeline import REFERENCES, ablate_and_attack, make_ablation
 from tasks.safety import ANALYSIS, RefusalProblem, RefusalResult, chat_prompts, threshold_accuracy
 
+SWITCHED_OFF = "the paper's baseline (Arditi et al.'s single difference-of-means direction): no mechanism of the paper"
+
 
 @dataclass(frozen=True)
 class Config:
