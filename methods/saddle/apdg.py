@@ -32,6 +32,10 @@ from methods.saddle import _common
 from tasks.saddle import SaddleProblem, SaddleResult
 
 
+SWITCHED_OFF = ("a baseline of the paper (APDG, Kovalev, Gasnikov & Richtárik 2022; the outer scheme of "
+                "bgk_separated): there is no mechanism of the paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     max_calls: int = 3_000_000   # budget: ∇f + ∇g + B + Bᵀ calls

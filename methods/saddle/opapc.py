@@ -37,6 +37,10 @@ from methods.saddle import _common
 from tasks.saddle import SaddleProblem, SaddleResult
 
 
+SWITCHED_OFF = ("a baseline of the paper (OPAPC, Salim et al. 2022, for the affine-constraint regime): there is no "
+                "mechanism of the paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     max_calls: int = 10_000_000  # budget: ∇f + ∇g + B + Bᵀ calls

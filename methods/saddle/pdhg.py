@@ -19,6 +19,10 @@ from methods.saddle import _common
 from tasks.saddle import SaddleProblem, SaddleResult
 
 
+SWITCHED_OFF = ("a baseline of the paper (linearised PDHG / Condat–Vũ): there is no mechanism of the paper to "
+                "switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     max_calls: int = 4_000_000   # budget: ∇f + ∇g + B + Bᵀ calls

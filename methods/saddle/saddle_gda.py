@@ -25,6 +25,9 @@ from methods.saddle import _common
 from tasks.saddle import SaddleProblem, SaddleResult
 
 
+SWITCHED_OFF = "a baseline of the paper (simultaneous GDA): there is no mechanism of the paper to switch off"
+
+
 @dataclass(frozen=True)
 class Config:
     max_calls: int = 2_000_000   # budget: ∇f + ∇g + B + Bᵀ calls
