@@ -28,6 +28,11 @@ from tasks.dro import DROProblem, DROResult
 SMOKE = {"n_delta": 3}
 
 
+# Knowledge off: with Θ empty (M = 0) the cost has no ∞·‖Θᵀ(x − u)‖ term and _common.fit_wdro solves vanilla WDRO
+# (β = γ, no κ): wdro with the same δ grid, bit for bit (tests/methods/dro/test_switched_off.py)
+SWITCHED_OFF = {"no knowledge (Θ empty: vanilla WDRO)": ("wdro", {})}
+
+
 @dataclass(frozen=True)
 class Config:
     delta_min: float = 1e-4       # smallest radius δ of the validation grid (UNVERIFIED; docs/papers/kg-wdro.md)

@@ -28,6 +28,12 @@ from tasks.dro import DROProblem, DROResult
 SMOKE = {"n_delta": 3, "n_lam": 2}
 
 
+# Knowledge off: the cost weight w = 1/λ of the knowledge direction → 0, Ψ = (I + ΘΘᵀ/λ)^{-1} → I (Theorem 3.5's
+# λ → ∞ limit, vanilla WDRO's square-root ridge); at λ = 10²⁰ _common.weak_transform's factor sqrt(1 + ‖θ‖²/λ) rounds
+# to 1, and only δ is searched (the fit agrees with wdro's to rounding, tests/methods/dro/test_switched_off.py)
+SWITCHED_OFF = {"λ = 10²⁰ (knowledge weight w = 1/λ ≈ 0)": {"lam": 1e20}}
+
+
 @dataclass(frozen=True)
 class Config:
     delta_min: float = 1e-4       # smallest radius δ of the validation grid (UNVERIFIED; docs/papers/kg-wdro.md)

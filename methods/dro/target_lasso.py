@@ -22,6 +22,9 @@ from tasks.dro import DROProblem, DROResult
 SMOKE = {"n_alpha": 4}
 
 
+SWITCHED_OFF = "a baseline (target-only lasso, no transfer): there is no mechanism of the paper to switch off"
+
+
 @dataclass(frozen=True)
 class Config:
     n_alpha: int = 20           # number of penalty levels α on the path

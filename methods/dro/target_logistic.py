@@ -23,6 +23,10 @@ from tasks.dro import DROProblem, DROResult
 SMOKE = {"n_c": 3}
 
 
+SWITCHED_OFF = ("a baseline (target-only penalised logistic regression, no transfer): there is no mechanism of the "
+                "paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     c_min: float = 1e-2         # smallest inverse penalty C of the grid

@@ -21,6 +21,9 @@ from tasks.dro import DROProblem, DROResult
 SMOKE = {"n_alpha": 4}
 
 
+SWITCHED_OFF = "a baseline (target-only ridge, no transfer): there is no mechanism of the paper to switch off"
+
+
 @dataclass(frozen=True)
 class Config:
     alpha_min: float = 1e-2     # smallest ridge penalty α of the grid

@@ -29,6 +29,9 @@ from tasks.dro import DROProblem, DROResult
 SMOKE = {"n_lambda": 3}
 
 
+SWITCHED_OFF = "a baseline of the paper (Trans-GLM, Tian & Feng 2023): there is no mechanism of the paper to switch off"
+
+
 @dataclass(frozen=True)
 class Config:
     lambda_min: float = 1e-3    # smallest λ (both steps) of the grid

@@ -29,6 +29,10 @@ from tasks.dro import DROProblem, DROResult
 SMOKE = {"n_alpha": 4, "folds": 3}
 
 
+SWITCHED_OFF = ("a baseline of the paper (oracle Trans-Lasso, Li, Cai & Li 2022): there is no mechanism of the "
+                "paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     n_alpha: int = 20           # penalty levels in each step's lasso path

@@ -28,6 +28,10 @@ from tasks.dro import DROProblem, DROResult
 SMOKE = {"n_alpha": 4}
 
 
+SWITCHED_OFF = ("a baseline of the paper (Trans-Ridge, the two-step ridge transfer estimator): there is no "
+                "mechanism of the paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     alpha_min: float = 1e-2     # smallest ridge penalty of both steps' grids

@@ -26,6 +26,10 @@ from tasks.dro import DROProblem, DROResult
 SMOKE = {"n_delta": 3}
 
 
+SWITCHED_OFF = ("a baseline of the paper (vanilla Wasserstein DRO, the estimator KG-WDRO modifies): there is no "
+                "mechanism of the paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     delta_min: float = 1e-4       # smallest radius δ of the validation grid (UNVERIFIED; docs/papers/kg-wdro.md)
