@@ -42,6 +42,12 @@ from tasks.cmdp import CMDPProblem, CMDPResult
 SMOKE: dict = {}
 
 
+# Dual off: with λ ≡ 0 the Lagrangian loss is the reward loss 1 − r alone and the learning rate is η (Λ_t = 0):
+# run_primal_dual_po(constrained=False), the same FS-PODB primal with the same Config, i.e. cmdp_unconstrained_po
+# (bit for bit in the policies wherever the dual stays at 0, tests/methods/cmdp/test_switched_off.py)
+SWITCHED_OFF = {"λ ≡ 0 (no dual: unconstrained PO)": ("cmdp_unconstrained_po", {})}
+
+
 @method(family="cmdp", config=Config, smoke=SMOKE)
 def solve(problem: CMDPProblem, config: Config, ctx: RunContext) -> CMDPResult:
     return run_primal_dual_po(problem, config, ctx, constrained=True)

@@ -31,6 +31,10 @@ from tasks.cmdp import CMDPProblem, CMDPResult, flow_matrix
 SMOKE: dict = {}
 
 
+SWITCHED_OFF = ("a baseline of the paper (its full-feedback predecessor, Germano, Stradi et al. 2023): there is no "
+                "mechanism of the paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     eta_scale: float = 1.0      # η·√T, primal OGD step on q (ours)

@@ -30,6 +30,10 @@ from tasks.cmdp import CMDPProblem, CMDPResult
 SMOKE: dict = {}
 
 
+SWITCHED_OFF = ("a baseline of the paper (OptPrimalDual-CMDP, Efroni, Mannor & Pirotta 2020, stochastic only): "
+                "there is no mechanism of the paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     eta_scale: float = 5.0      # η·√T, mirror-descent step (Efroni et al.: √(2 log A/(H² T)); ours)

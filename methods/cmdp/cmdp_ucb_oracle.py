@@ -43,6 +43,10 @@ from tasks.cmdp import CMDPProblem, CMDPResult, flow_matrix
 SMOKE: dict = {}
 
 
+SWITCHED_OFF = ("a reference, not a paper's method (a known-model UCB learner: the world's positive control): there "
+                "is no mechanism of the paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     bonus_scale: float = 1.0    # b, multiplier of the Hoeffding bonus (1: the textbook bonus); 0: the greedy null

@@ -21,6 +21,9 @@ SMOKE: dict = {}
 __all__ = ["Config", "solve"]
 
 
+SWITCHED_OFF = "a baseline of the paper (bobw_po's primal with λ ≡ 0): there is no mechanism of the paper to switch off"
+
+
 @method(family="cmdp", config=Config, smoke=SMOKE)
 def solve(problem: CMDPProblem, config: Config, ctx: RunContext) -> CMDPResult:
     return run_primal_dual_po(problem, config, ctx, constrained=False)
