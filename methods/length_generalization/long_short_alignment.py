@@ -35,6 +35,11 @@ from tasks.length_generalization import LMProblem, LMResult
 
 SMOKE = {"steps": 3, "batch_size": 4, "model": "micro-llama-lm", "checkpoints": 2}
 
+# The paper's mechanism is α·L_misalign (§4–5, L* = L_train + α·L_misalign): at α = 0 solve_lm (_training.py) gets
+# exactly the arguments `plain` passes it (α 0, extra fraction ½, all positions, symmetric KL), the same training bit
+# for bit (tests/methods/length_generalization/test_switched_off.py).
+SWITCHED_OFF = {"α = 0 (no misalignment regulariser)": ("plain", {})}
+
 
 @dataclass(frozen=True)
 class Config:

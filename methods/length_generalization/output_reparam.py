@@ -21,6 +21,12 @@ from methods.length_generalization._training import solve_regression
 from tasks.length_generalization import RegressionProblem, RegressionResult
 
 SMOKE = {"steps": 3, "batch_size": 4, "width": 16}
+
+# OutRep's mechanism is the output map f(n) = 1/√n (§3) and its inverse 1/y²: with f = identity solve_regression
+# (_training.py) runs exactly what `plain` runs, the same weights and predictions bit for bit
+# (tests/methods/length_generalization/test_switched_off.py); OutRep has no setting of its own besides f.
+SWITCHED_OFF = {"f = identity (no reparameterisation)": ("plain", {})}
+
 Config = PlainConfig
 MIN_OUTPUT = 1e-2  # decode outputs below 1/√10^4 as length 10^4 (f^{-1} is unbounded at 0)
 

@@ -20,6 +20,8 @@ from tasks.length_generalization import LMProblem
 
 SMOKE = {"steps": 3, "batch_size": 4, "model": "micro-llama-lm", "checkpoints": 2, "width": 16}
 
+SWITCHED_OFF = "the paper's baseline (L_train alone, the identity output): no mechanism of the paper to switch off"
+
 
 @method(family="length_generalization", config=Config, hardware=("cpu", "cuda"), smoke=SMOKE)
 def solve(problem, config: Config, ctx: RunContext):
