@@ -32,6 +32,13 @@ from tasks.best_of_n import (BestOfNProblem, BestOfNResult, bon_pmf_ranked, esti
 SMOKE = {"samples": 100}
 
 
+# The estimator's correction off: D̂(ε, n) with ε ≡ 0 (no output's reference probability taken into account) is
+# D̂(0, n) = log n − (n−1)/n (§4; tasks.best_of_n.estimator_term), the formula bon_formula reports; on the
+# continuous reference, where every output has ε = 0, the two KLs are equal bit for bit
+# (tests/methods/best_of_n/test_switched_off.py)
+SWITCHED_OFF = {"ε ≡ 0 (the formula log n − (n−1)/n)": ("bon_formula", {})}
+
+
 @dataclass(frozen=True)
 class Config:
     samples: int = 0   # M, best-of-n outputs averaged; 0: the exact expectation over π_n

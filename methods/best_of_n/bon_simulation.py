@@ -34,6 +34,10 @@ SMOKE = {"samples": 200}
 DRAWS_PER_CHUNK = 2_000_000  # reference draws held in memory at once
 
 
+SWITCHED_OFF = ("the best-of-n policy as defined, simulated (a check of the closed form): its mechanism is its "
+                "whole definition, no setting removes it")
+
+
 @dataclass(frozen=True)
 class Config:
     samples: int = 1000   # M, simulated best-of-n outputs

@@ -35,6 +35,10 @@ from methods.best_of_n import _common
 from tasks.best_of_n import BestOfNProblem, BestOfNResult, bon_kl, kl_divergence, mid_quantiles, win_rate_of
 
 
+SWITCHED_OFF = ("a comparator of the paper (the KL-regularised RL optimum at best-of-n's KL, §7): there is no "
+                "mechanism of the paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     beta: float | None = None   # β; None: matched to best-of-n's exact KL
