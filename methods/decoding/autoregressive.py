@@ -22,6 +22,8 @@ from tasks.decoding import DecodingProblem, DecodingResult
 
 SMOKE: dict = {}
 
+SWITCHED_OFF = "the paper's baseline (the target alone, the AR rows every speedup divides by): no mechanism to remove"
+
 
 @dataclass(frozen=True)
 class Config:

@@ -39,6 +39,8 @@ from tasks.decoding import DecodingProblem, DecodingResult
 
 SMOKE = {"num_assistant_tokens": 4}
 
+SWITCHED_OFF = "an oracle (the target drafts for itself), the world's positive control: no mechanism to remove"
+
 
 @dataclass(frozen=True)
 class Config:

@@ -37,6 +37,10 @@ from tasks.decoding import LM, DecodingProblem, DecodingResult
 
 SMOKE = {"num_assistant_tokens": 4}
 
+SWITCHED_OFF = ("the algorithm is the method: no setting removes its cross-vocabulary drafting (k >= 1, and the "
+                "confidence rule keeps the first draft token) or swaps its exact-match rule for another; without "
+                "drafts it is autoregressive decoding, a different method")
+
 
 @dataclass(frozen=True)
 class Config:

@@ -45,6 +45,10 @@ from tasks.decoding import DecodingProblem, DecodingResult
 
 SMOKE = {"num_assistant_tokens": 1}
 
+SWITCHED_OFF = ("the algorithm is the method: no setting replaces its exact ψ and rejection rule min(1, p/ψ) (exact "
+                "matching on the same drafts is slem with do_sample, another method, not bit for bit) or removes "
+                "drafting (k >= 1)")
+
 
 @dataclass(frozen=True)
 class Config:

@@ -27,6 +27,8 @@ from tasks.decoding import DecodingProblem, DecodingResult
 
 SMOKE = {"num_assistant_tokens": 4}
 
+SWITCHED_OFF = "a baseline of the paper (standard SD, same-vocabulary drafter): no mechanism of the paper to switch off"
+
 
 @dataclass(frozen=True)
 class Config:

@@ -34,6 +34,10 @@ from tasks.decoding import LM, DecodingProblem, DecodingResult
 
 SMOKE = {"num_assistant_tokens": 4}
 
+SWITCHED_OFF = ("the algorithm is the method: the restriction to T ∩ D is what lets the target verify another "
+                "vocabulary's drafts, and no setting removes it or drafting (k >= 1, the confidence rule keeps the "
+                "first draft token); its acceptance rule is already standard SD's")
+
 
 @dataclass(frozen=True)
 class Config:
