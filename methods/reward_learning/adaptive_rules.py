@@ -25,6 +25,12 @@ from methods.reward_learning._rules import RewardModelConfig, labelled_result, l
 from tasks.reward_learning import RuleWorldProblem, RuleWorldResult
 
 
+# Adaptive selection off: with both selection weights 0 every rule scores 0 in _rules.top_rules, so every pair is
+# labelled by the same fixed rules (the sort's tie order, not the pair's relevance or discrepancy): static rules in
+# place of the paper's dynamic, per-pair ones; the labelling and the reward model are unchanged
+SWITCHED_OFF = {"fixed rules (selection weights 0)": {"relevance_weight": 0.0, "discrepancy_weight": 0.0}}
+
+
 @dataclass(frozen=True)
 class Config(RewardModelConfig):
     num_rules: int = 5                 # rules selected per pair (code: num_rules=5)

@@ -19,6 +19,10 @@ from methods.reward_learning._rules import RewardModelConfig, labelled_result, l
 from tasks.reward_learning import RuleWorldProblem, RuleWorldResult
 
 
+SWITCHED_OFF = ("a baseline of the paper (AllRules: labels from the whole rule pool): there is no mechanism of the "
+                "paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config(RewardModelConfig):
     pass  # rm_l2 only

@@ -33,6 +33,10 @@ from methods.reward_learning._bt import fit_bt
 from tasks.reward_learning import ClonesProblem, ClonesResult
 
 
+SWITCHED_OFF = ("a reference, not a paper's method (reads the generator's clone attribution: the clones world's "
+                "positive control): there is no mechanism of the paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     lam: float = 0.01        # λ, L2 coefficient (weighted by w), as mle and weighted_mle

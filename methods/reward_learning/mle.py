@@ -26,6 +26,10 @@ from methods.reward_learning._bt import fit_bt
 from tasks.reward_learning import ClonesProblem, ClonesResult
 
 
+SWITCHED_OFF = ("a baseline of the paper (the standard Bradley–Terry MLE, Eq. 1): there is no mechanism of the "
+                "paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     lam: float = 0.01    # λ, L2 coefficient on the rewards (not in the available text; we use 1e-3 … 1e-1)

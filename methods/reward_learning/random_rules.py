@@ -19,6 +19,10 @@ from methods.reward_learning._rules import RewardModelConfig, labelled_result, l
 from tasks.reward_learning import RuleWorldProblem, RuleWorldResult
 
 
+SWITCHED_OFF = ("a baseline of the paper (RandomRules: labels from rules drawn at random): there is no mechanism of "
+                "the paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config(RewardModelConfig):
     num_rules: int = 5       # rules drawn per pair (code: num_rules=5)

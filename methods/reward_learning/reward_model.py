@@ -34,6 +34,12 @@ TEMPLATES = ("auto", "tokenizer", "plain")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 
+# The paper's rule-labelled fine-tuning off: RAMO is Skywork-Reward-Llama-3.1-8B-v0.2 fine-tuned on 1K rule-labelled
+# pairs; the same scoring of its starting checkpoint has none of it (the cell rewardbench-safety-ramo-above-its-base
+# compares RAMO with)
+SWITCHED_OFF = {"base checkpoint (no rule-labelled fine-tuning)": {"model": "Skywork/Skywork-Reward-Llama-3.1-8B-v0.2"}}
+
+
 @dataclass(frozen=True)
 class Config:
     model: str = "HFXM/RAMO-Llama3.1-8B"   # the reward model: hub id, local directory, or tiny-gpt2 / tiny-llama

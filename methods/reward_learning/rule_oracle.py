@@ -31,6 +31,10 @@ from methods.reward_learning._rules import RewardModelConfig, labelled_result
 from tasks.reward_learning import RuleWorldProblem, RuleWorldResult
 
 
+SWITCHED_OFF = ("a reference, not a paper's method (reads the generator's relevant rules: the rule world's positive "
+                "control): there is no mechanism of the paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config(RewardModelConfig):
     shuffle: bool = False    # the null: each pair labelled by another pair's true rules

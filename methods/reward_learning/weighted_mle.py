@@ -29,6 +29,11 @@ from tasks.reward_learning import ClonesProblem, ClonesResult
 SMOKE = {"samples": 20_000}
 
 
+# Voronoi weighting off: with w ≡ 1 the objective of Eq. 2 is Eq. 1's (methods/reward_learning/_bt.py), the standard
+# BT MLE with the same λ: mle, bit for bit (tests/methods/reward_learning/test_switched_off.py)
+SWITCHED_OFF = {"w ≡ 1 (unweighted MLE)": ("mle", {})}
+
+
 @dataclass(frozen=True)
 class Config:
     lam: float = 0.01          # λ, L2 coefficient (weighted by w) on the rewards
