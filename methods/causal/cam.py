@@ -30,6 +30,9 @@ from methods.causal import _common
 from tasks.causal import CausalProblem, CausalResult, ancestors_matrix, topological_order
 
 
+SWITCHED_OFF = "a baseline of the paper (CAM): there is no mechanism of the paper to switch off"
+
+
 @dataclass(frozen=True)
 class Config:
     n_basis: int = 10             # basis functions per additive term (R CAM: numBasisFcts = 10)

@@ -20,6 +20,10 @@ from bench.registry import method
 from tasks.causal import CausalProblem, CausalResult
 
 
+SWITCHED_OFF = ("a baseline (DirectLiNGAM, linear; not in the paper's tables): there is no mechanism of the paper to "
+                "switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     measure: str = "pwling"       # lingam's independence measure: pwling or kernel

@@ -30,6 +30,11 @@ from tasks.causal import CausalProblem, CausalResult
 SMOKE = {"epochs": 5, "max_sweeps": 1}
 
 
+# The independence term off: α = 0 in Eq. 6 leaves the R²-only fitness (the paper's Fig. 5 ablation), which is
+# gene_no_it with the same settings, bit for bit (tests/methods/causal/test_switched_off.py)
+SWITCHED_OFF = {"α = 0 (no independence term)": ("gene_no_it", {})}
+
+
 @dataclass(frozen=True)
 class Config(_gene_common.PruningConfig):
     pass

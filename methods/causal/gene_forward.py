@@ -24,6 +24,11 @@ from tasks.causal import CausalProblem, CausalResult
 SMOKE = {"epochs": 5, "max_sweeps": 1}
 
 
+# The independence term off: α = 0 in Eq. 6 (_gene_common.order_fitness: IT weighs 0), the R²-only order search of the
+# paper's Fig. 5 ablation, with the released code's forward parent selection unchanged
+SWITCHED_OFF = {"α = 0 (no independence term)": {"alpha": 0.0}}
+
+
 @dataclass(frozen=True)
 class Config(_gene_common.GeneConfig):
     threshold: float = 0.02        # minimal R² gain to add a parent (code: 0.02)

@@ -20,6 +20,9 @@ from tasks.causal import CausalProblem, CausalResult
 SMOKE = {"epochs": 5, "max_sweeps": 1}
 
 
+SWITCHED_OFF = "the paper's ablation (GENE with α = 0, no independence term): the mechanism is already off"
+
+
 @dataclass(frozen=True)
 class Config(_gene_common.PruningConfig):
     alpha: float = 0.0             # α = 0: no independence term (the ablation)

@@ -23,6 +23,10 @@ from tasks.causal import CausalProblem, CausalResult
 SCORES = ("local_score_BIC", "local_score_CV_general", "local_score_marginal_general")
 
 
+SWITCHED_OFF = ("a baseline of the paper (GES; the paper's GSF is GES with a generalised score): there is no "
+                "mechanism of the paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     score_func: str = "local_score_BIC"   # causal-learn local score (GSF: local_score_CV_general)

@@ -33,6 +33,9 @@ from tasks.causal import CausalProblem, CausalResult
 SMOKE = {"max_iter": 2, "max_inner": 20, "rho_max": 1000.0}
 
 
+SWITCHED_OFF = "a baseline of the paper (NOTEARS-MLP): there is no mechanism of the paper to switch off"
+
+
 @dataclass(frozen=True)
 class Config:
     hidden: int = 10              # m₁, hidden units of each variable's MLP (gcastle: (10, 1))

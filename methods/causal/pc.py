@@ -23,6 +23,10 @@ from tasks.causal import CausalProblem, CausalResult
 CI_TESTS = ("fisherz", "kci", "rcit", "fastkci")
 
 
+SWITCHED_OFF = ("a baseline of the paper (PC; the paper's PC-ANM without the ANM orientation): there is no mechanism "
+                "of the paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     alpha: float = 0.05           # significance level of the CI tests

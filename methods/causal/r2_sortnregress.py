@@ -19,6 +19,9 @@ from methods.causal import _common
 from tasks.causal import CausalProblem, CausalResult
 
 
+SWITCHED_OFF = "a baseline of the paper (R²-SortnRegress): there is no mechanism of the paper to switch off"
+
+
 @dataclass(frozen=True)
 class Config:
     pass

@@ -21,6 +21,10 @@ from methods.causal import _common
 from tasks.causal import CausalProblem, CausalResult
 
 
+SWITCHED_OFF = ("a baseline (Var-SortnRegress, the varsortability check): there is no mechanism of the paper to "
+                "switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     pass
