@@ -36,6 +36,8 @@ from tasks.multimodal import PairedProblem, RetrievalResult
 
 SMOKE = {"epochs": 2}
 
+SWITCHED_OFF = "a baseline of the paper (CLIP-style contrastive towers): no mechanism of the paper to switch off"
+
 
 @dataclass(frozen=True)
 class Config:

@@ -28,6 +28,8 @@ from bench.context import RunContext
 from bench.registry import method
 from tasks.multimodal import PairedProblem, RetrievalResult
 
+SWITCHED_OFF = "a baseline of the paper (the simplest JEPA predictor, ridge regression): no mechanism to remove"
+
 
 @dataclass(frozen=True)
 class Config:

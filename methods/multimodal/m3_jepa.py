@@ -49,6 +49,12 @@ from tasks.multimodal import DIRECTIONS, PairedProblem, RetrievalResult
 SMOKE = {"epochs": 2}
 BRANCHES = ("contrastive", "prediction")
 
+# M3-JEPA's mechanisms: the JEPA objective, predicting the target's latent (L_pred of direction_loss, weight λ_pred;
+# at 0 only the contrastive L_cl trains the predictor, scored on the contrastive branch as by default), and the
+# multi-gate MoE predictor (_moe.py Eq. 4: with E = k = 1 the softmax gate is 1 and the MoE one expert MLP).
+SWITCHED_OFF = {"λ_pred = 0 (no latent prediction)": {"lambda_pred": 0.0},
+                "E = 1, k = 1 (no mixture of experts)": {"experts": 1, "top_k": 1}}
+
 
 @dataclass(frozen=True)
 class Config:

@@ -40,6 +40,8 @@ from tasks.multimodal.paired_retrieval import NAMES, SLANT, STROKE, WIDTH
 
 FACTORS = (len(NAMES), len(STROKE), len(SLANT), len(WIDTH))   # key = ((digit·3 + stroke)·3 + slant)·2 + width
 
+SWITCHED_OFF = "an oracle (decodes the generator's shared latent keys), the world's positive control: none to remove"
+
 
 @dataclass(frozen=True)
 class Config:
