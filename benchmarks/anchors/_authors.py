@@ -71,3 +71,23 @@ def row(name: str, ours: list[float], theirs: list[float]) -> str:
     m, lo, hi = interval(diff)
     return (f"{name:44s} ours {statistics.fmean(ours):12.6g}  theirs {statistics.fmean(theirs):12.6g}  "
             f"diff {m:+.3g} [{lo:+.3g}, {hi:+.3g}]  max|diff| {max(abs(d) for d in diff):.3g}")
+
+
+def statements(text: str, function: str, first: str, last: str, namespace: dict, label: str = "authors") -> dict:
+    """Run the statements of their top-level `function` from the one whose source starts with `first` through the
+    one starting with `last`, in a copy of `namespace` (the local variables they read); returns the new scope.
+    For losses written inline in a long training function that needs a full model to run as a whole."""
+    node = next((n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == function), None)
+    if node is None:
+        raise SystemExit(f"{label}: no function {function} in their source")
+    body, keep = node.body, []
+    starts = [ast.get_source_segment(text, s) or "" for s in body]
+    try:
+        i = next(k for k, s in enumerate(starts) if s.startswith(first))
+        j = next(k for k, s in enumerate(starts) if k >= i and s.startswith(last))
+    except StopIteration:
+        raise SystemExit(f"{label}: {function} has no statements {first!r} .. {last!r}; the release has changed")
+    keep = body[i:j + 1]
+    scope = dict(namespace)
+    exec(compile(ast.Module(body=keep, type_ignores=[]), f"<{label}:{function}>", "exec"), scope)  # noqa: S102
+    return scope
