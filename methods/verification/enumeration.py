@@ -20,6 +20,10 @@ from tasks.verification import (VerificationProblem, VerificationResult, decide,
                                 one_thread)
 
 
+SWITCHED_OFF = ("a baseline of the paper (exact enumeration of the discrete inputs): there is no mechanism of the "
+                "paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     max_points: int = 100_000_000   # the largest input space enumerated

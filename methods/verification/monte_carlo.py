@@ -31,6 +31,10 @@ from tasks.verification import (And, VerificationProblem, VerificationResult, de
 SMOKE = {"max_samples": 20_000}
 
 
+SWITCHED_OFF = ("a baseline of the paper (Monte-Carlo estimation with Clopper–Pearson intervals, the statistical "
+                "methods' stand-in): there is no mechanism of the paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     confidence: float = 0.999         # 1 − δ for the whole anytime sequence of intervals

@@ -30,6 +30,12 @@ from tasks.verification import VerificationProblem, VerificationResult
 SMOKE = {"max_iterations": 5, "batch_size": 32}
 
 
+# The branching heuristics off: prob-mass branch selection and smart-branching splits replaced by random selection
+# and longest-edge splits, everything else (CROWN bounds, exact masses, the Config) kept: pv_random, bit for bit
+# (branch_and_bound's select / split arguments; tests/methods/verification/test_switched_off.py)
+SWITCHED_OFF = {"random heuristics (pv_random)": ("pv_random", {})}
+
+
 @method(family="verification", config=Config, smoke=SMOKE)
 def solve(problem: VerificationProblem, config: Config, ctx: RunContext) -> VerificationResult:
     split = partial(smart_branching, bound=BOUNDS[config.split_bounds])

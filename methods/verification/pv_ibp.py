@@ -21,6 +21,11 @@ from tasks.verification import VerificationProblem, VerificationResult
 SMOKE = {"max_iterations": 5, "batch_size": 32}
 
 
+SWITCHED_OFF = ("a configuration of PV (IBP bounds, probspecs' `ibp`) credited by no claim: its heuristics would "
+                "switch off to random selection with IBP bounds, which no registered method runs (pv's switch is "
+                "pv_random)")
+
+
 @method(family="verification", config=Config, smoke=SMOKE)
 def solve(problem: VerificationProblem, config: Config, ctx: RunContext) -> VerificationResult:
     split = partial(smart_branching, bound=BOUNDS[config.split_bounds])

@@ -22,6 +22,11 @@ from tasks.verification import VerificationProblem, VerificationResult
 SMOKE = {"max_iterations": 5, "batch_size": 32}
 
 
+# The prob-mass branch selection off: random selection with the same longest-edge splits and CROWN bounds is pv_random,
+# bit for bit (branch_and_bound's select argument; tests/methods/verification/test_switched_off.py)
+SWITCHED_OFF = {"random branch selection (pv_random)": ("pv_random", {})}
+
+
 @method(family="verification", config=Config, smoke=SMOKE)
 def solve(problem: VerificationProblem, config: Config, ctx: RunContext) -> VerificationResult:
     return branch_and_bound(problem, config, ctx, bound=crown, select=prob_mass, split=longest_edge)

@@ -27,6 +27,10 @@ from tasks.verification import VerificationProblem, VerificationResult
 SMOKE = {"max_iterations": 8}
 
 
+SWITCHED_OFF = ("a baseline (uniform input splitting with interval arithmetic, no heuristics, no CROWN): there is "
+                "no mechanism of the paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     max_iterations: int = 10_000    # grid refinements
