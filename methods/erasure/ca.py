@@ -26,6 +26,8 @@ from tasks.erasure import RESOURCES, ErasureProblem, ErasureResult
 
 SMOKE = {"iterations": 4, "anchor_images": 4}
 
+SWITCHED_OFF = "a baseline of the paper (Concept Ablation, model-based): no mechanism of the paper to switch off"
+
 
 @dataclass(frozen=True)
 class Config:

@@ -48,6 +48,12 @@ from tasks.erasure import RESOURCES, ErasureProblem, ErasureResult, euler_sample
 
 SMOKE = {"iterations": 4}
 
+# EraseAnything's mechanisms beside ESD's loss (Eq. 2): the attention-map regulariser L_attn (Eq. 3, weight λ2) and
+# the bi-level preservation level λ3 L_FM + λ4 L_rSCL (Eqs. 4–5) that constrains the LoRA. λ2 = 0 removes L_attn;
+# λ2 = λ3 = λ4 = 0 leaves the LoRA trained on L_ESD alone, every step an erasure step (solve: `preserve` is false).
+SWITCHED_OFF = {"λ2 = 0 (no attention regulariser)": {"lambda_attn": 0.0},
+                "λ2 = λ3 = λ4 = 0 (L_ESD alone)": {"lambda_attn": 0.0, "lambda_fm": 0.0, "lambda_rscl": 0.0}}
+
 
 @dataclass(frozen=True)
 class Config:

@@ -30,6 +30,8 @@ from tasks.erasure import RESOURCES, ErasureProblem, ErasureResult
 
 SMOKE = {"iterations": 4}
 
+SWITCHED_OFF = "a baseline of the paper (ESD, full-weight fine-tuning): no mechanism of the paper to switch off"
+
 
 @dataclass(frozen=True)
 class Config:

@@ -40,6 +40,8 @@ from bench.registry import method
 from methods.erasure._common import frozen_copy
 from tasks.erasure import RESOURCES, ErasureProblem, ErasureResult
 
+SWITCHED_OFF = "an oracle (deletes the concept's keywords from every scored prompt), the world's positive control"
+
 
 @dataclass(frozen=True)
 class Config:

@@ -11,6 +11,8 @@ from bench.context import RunContext
 from bench.registry import method
 from tasks.erasure import RESOURCES, ErasureProblem, ErasureResult
 
+SWITCHED_OFF = "the reference (the original model unchanged): there is no mechanism of the paper to switch off"
+
 
 @dataclass(frozen=True)
 class Config:

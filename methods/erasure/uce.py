@@ -40,6 +40,8 @@ from bench.registry import method
 from methods.erasure._common import frozen_copy
 from tasks.erasure import RESOURCES, ErasureProblem, ErasureResult
 
+SWITCHED_OFF = "a baseline of the paper (UCE, a closed-form edit): there is no mechanism of the paper to switch off"
+
 
 @dataclass(frozen=True)
 class Config:
