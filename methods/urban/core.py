@@ -33,6 +33,12 @@ from tasks.urban import TwoCityProblem, TwoCityResult, ridge_transfer
 SMOKE = {"epochs": 3, "dim": 16, "probes": 32, "heads": 2}
 
 
+# Alignment off: with λ_align = λ_rec = 0 the loss is L_mob,s + L_mob,t and nothing couples the cities (_training.
+# train_embeddings: each encoder with its own PReLU, no W_q, W_k), CoRE's encoders trained without its latent-manifold
+# and cycle-consistency losses; the claims' negative controls run this cell
+SWITCHED_OFF = {"no alignment (λ_align = λ_rec = 0)": {"align_weight": 0.0, "rec_weight": 0.0}}
+
+
 @dataclass(frozen=True)
 class Config:
     dim: int = 128               # d, region embedding width (train.py: d_feature = 128)

@@ -24,6 +24,10 @@ from tasks.urban import TwoCityProblem, TwoCityResult, ridge_transfer
 SMOKE = {"epochs": 3, "dim": 16, "heads": 2}
 
 
+SWITCHED_OFF = ("a baseline (CoRE's encoders trained apart on L_mob, no alignment): there is no mechanism of the "
+                "paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     dim: int = 128               # d, region embedding width (as CoRE)

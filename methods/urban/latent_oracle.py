@@ -24,6 +24,10 @@ from bench.registry import method
 from tasks.urban import TwoCityProblem, TwoCityResult, ridge_transfer
 
 
+SWITCHED_OFF = ("a reference, not a paper's method (reads the synthetic world's true region mixtures: the world's "
+                "positive control): there is no mechanism of the paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     ridge_alpha: float = 1.0     # α of the downstream Ridge (the protocol's)

@@ -25,6 +25,10 @@ from tasks.urban import TwoCityProblem, TwoCityResult, ridge_transfer
 SMOKE = {"epochs": 3, "dim": 16, "heads": 2, "subsample": 20, "rounds": 2}
 
 
+SWITCHED_OFF = ("a baseline (L_mob embeddings aligned post hoc by Wasserstein–Procrustes): there is no mechanism of "
+                "the paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     dim: int = 128               # d, region embedding width (as CoRE)

@@ -33,6 +33,10 @@ from tasks.urban import TwoCityProblem, TwoCityResult, ridge_transfer
 SMOKE = {"epochs": 3, "dim": 16, "heads": 2}
 
 
+SWITCHED_OFF = ("a reference, not a paper's method (a readout fitted on the target city's own labels: the "
+                "embeddings' positive control): there is no mechanism of the paper to switch off")
+
+
 @dataclass(frozen=True)
 class Config:
     dim: int = 128               # d, region embedding width (as CoRE)
