@@ -49,13 +49,12 @@ def definitions(text: str, names: list[str], namespace: dict, replace: dict[str,
     missing = [n for n in names if n not in found]
     if missing:
         raise SystemExit(f"{label}: no definition {', '.join(missing)} in their source")
-    out = {}
+    scope = dict(namespace)  # one scope: the definitions may call each other, as in their module
     for name in names:
         node = found[name]
         code = compile(ast.Module(body=[node], type_ignores=[]), f"<{label}:{name}>", "exec")
-        scope = dict(namespace)
         exec(code, scope)  # noqa: S102 - the authors' function, read from the checkout named by --authors
-        out[name.split(".")[-1]] = scope[node.name]
+    out = {name.split(".")[-1]: scope[found[name].name] for name in names}
     return SimpleNamespace(**out)
 
 
