@@ -16,12 +16,33 @@ The fit is the package's `fit_LogisticRegressionCV`, reproduced here with scikit
 soft labels by duplicating every row with label 1 (weight p) and label 0 (weight 1 − p), an L1-penalised
 logistic regression without intercept (liblinear, random_state 123), its C chosen among 10 values
 logspace(−4, 4) by 5-fold GroupKFold (a row's two copies in one fold) on the continuous log loss, then refitted
-on all rows. Regularisation towards gamed baselines (the package's λ = 0.2): the annotations of the baseline
-prompted to be verbose and concise (`<baseline>_verbose`, `<baseline>_concise`, not-gamed indicator 0) join
-every model's fit with weight λ/2 per row, so the length and difficulty weights that explain them (the same
-quality as the baseline, a different length) anchor m's. They are used when they are among the annotations
-given; the published annotations of the 30 models we test on do not include them, and their LC is then the
-package's `length_controlled_noreg` variant of the same GLM (see `difficulties` for the other deviation).
+on all rows.
+
+Regularisation towards the gamed baselines (the package's λ = 0.2, `_get_featurized_data` in
+`src/alpaca_eval/metrics/glm_winrate.py` of tatsu-lab/alpaca_eval, and `disjoint_optimization_` in its
+`notebooks/notebook_helpers.py`): the rows of the baseline prompted to be verbose and to be concise
+(`<baseline>_verbose`, `<baseline>_concise`, not-gamed indicator 0, so no model term) join every model's fit with
+weight λ/2 per row; the length and difficulty weights that explain them (about the baseline's quality, another
+length) anchor m's. A gamed baseline's own LC is fitted the same way: its rows as a model's (indicator 1) plus
+both baselines' rows. When the annotations given hold the gamed baselines, their rows are used as they are.
+Their judge annotations are not public in a usable size, though, so `regulariser` rebuilds them (`GamedBaselines`:
+their output lengths per instruction and their published GLM, the package's
+`metrics/weights/weighted_alpaca_eval_gpt4_turbo/length_controlled_v1/baseline_gpt4_1106_preview.csv`): per
+instruction, the soft label σ(w_len·tanh(Δ/std Δ) + w_γ·γ_x + w_model) with the baseline's published weights, its
+expected preference under its own published fit. The approximation: the published fit had the judge's own labels
+p_x (mostly near 0 or 1), we have their expected values q_x. The log loss is linear in the label, so the two give
+objectives that differ by Σ_x (p_x − q_x)·(w_len·t_x + w_γ·γ_x) plus a constant; at the gamed baseline's own
+optimum the residuals p − q are orthogonal to its features t and γ (its score equations), so the difference
+vanishes, up to what that fit's L1 penalty and its own regulariser rows bend, and except inside the
+cross-validation's folds (which choose C).
+Tested on synthetic gamed baselines: the LC with their rebuilt rows is that with their real rows within 0.05
+points (without any, up to 4 points off). What does not transfer is γ: the published weights multiply the
+published γ, which we do not have, and ours is on another scale (see below). `calibrate_difficulty` maps ours
+affinely, (γ − α)/β, to the scale on which the rebuilt rows' mean equals each baseline's published raw win rate
+(the score equation of the model term: a logistic fit with that column reproduces its mean label); the whole
+fit then uses the mapped γ (for the model's own rows an affine map of γ is absorbed by w_m and w_γ; for the gamed
+rows, without a model term, it is not). The check: each gamed baseline's own LC, fitted from its rebuilt rows,
+against its published LC (not used in the calibration): 50.32 vs 51.58 (verbose), 42.87 vs 41.90 (concise).
 
 Instruction difficulty γ (`instruction_difficulties`). The package downloads γ from the hub
 (`instruction_difficulty.csv` of tatsu-lab/alpaca_eval); it is not available offline, so we estimate it the
@@ -32,11 +53,18 @@ dummy per instruction with instruction 0 as the reference level, so γ_0 = 0), w
 is instruction x's dummy weight. The published γ was fitted this way on the leaderboard of early 2024 (more
 models, including the gamed baselines); ours on the models given, so it differs by the model set — the
 notebook reports that γ fitted on different model sets correlate highly and that the LC is insensitive to it.
+With fewer models each γ_x is noisier, and a noisy γ bends the length weights: the joint fit's C is chosen by
+the same cross-validation on a grid twice as dense near the best of the package's 10 values
+(`DIFFICULTY_REFINE`). On the 30 shared models the CV loss is flat between C = 1 and 2.8 (1.2013 and 1.2089) and
+the package's grid has only 0.36, 2.78, 21.5 there; the denser grid (and one 4x denser) picks C = 1. Measured
+(`benchmarks/alpacaeval_lc.py`): LC within 0.32 points of the published on average, 1.61 at worst (claude-2.1);
+with C = 2.78, 0.51 and 2.31; without the regulariser, 0.56 and 2.67 (jina-chat).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -45,16 +73,20 @@ import pandas as pd
 BASELINE = "gpt4_1106_preview"          # AlpacaEval 2.0's reference model (the judge compares each model with it)
 LAMBDA = 0.2                            # regularize_to_baseline_lambda of length_controlled_v1
 COLUMNS = ("model", "index", "preference", "model_output_chars", "reference_output_chars")
+DIFFICULTY_REFINE = 2                   # the joint γ fit's C grid, 2x denser near its best point (module doc)
 
 
 def sigmoid(x):
     return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(x, dtype=float)))
 
 
-def soft_logistic_l1_cv(X, y, sample_weight=None, n_splits: int = 5, n_cs: int = 10) -> tuple[np.ndarray, float]:
+def soft_logistic_l1_cv(X, y, sample_weight=None, n_splits: int = 5, n_cs: int = 10,
+                        refine: int = 1) -> tuple[np.ndarray, float]:
     """(coefficients, chosen C) of alpaca_eval's fit_LogisticRegressionCV(is_ytrue_proba=True): see the module doc.
 
-    X: (n, d) dense or scipy sparse; y: (n,) soft labels in [0, 1]; sample_weight: (n,) or None."""
+    X: (n, d) dense or scipy sparse; y: (n,) soft labels in [0, 1]; sample_weight: (n,) or None. `refine` > 1
+    also tries, between the best grid value's two neighbours, the points of the grid `refine` times denser
+    (logspace(−4, 4, (n_cs − 1)·refine + 1)); the package's fit is refine = 1."""
     import scipy.sparse as sp
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import GroupKFold
@@ -74,17 +106,28 @@ def soft_logistic_l1_cv(X, y, sample_weight=None, n_splits: int = 5, n_cs: int =
         model = LogisticRegression(C=C, l1_ratio=1.0, solver="liblinear", fit_intercept=False, random_state=123)
         return model.fit(X2[rows], label[rows], sample_weight=(prob * weight)[rows])
 
-    cs = np.logspace(-4, 4, n_cs)
     if n_splits <= 0:
         return fit(np.arange(2 * n), 100.0).coef_[0], 100.0    # the package's n_splits = 0 branch (C = 100)
-    loss = np.zeros(len(cs))
-    for train, test in GroupKFold(n_splits).split(X2, label, groups):
-        target = np.where(label[test] == 1, prob[test], 1.0 - prob[test])    # both copies: the soft label p
-        for k, C in enumerate(cs):
+    folds = list(GroupKFold(n_splits).split(X2, label, groups))
+
+    def cv_loss(C: float) -> float:
+        loss = 0.0
+        for train, test in folds:
+            target = np.where(label[test] == 1, prob[test], 1.0 - prob[test])    # both copies: the soft label p
             q = np.clip(fit(train, C).predict_proba(X2[test])[:, 1], 1e-15, 1 - 1e-15)
-            loss[k] += -np.mean((target * np.log(q) + (1 - target) * np.log(1 - q)) * weight[test])
-    best = float(cs[np.argmin(loss)])                          # sklearn: argmax of the summed scores, first on ties
-    return fit(np.arange(2 * n), best).coef_[0], best
+            loss += -np.mean((target * np.log(q) + (1 - target) * np.log(1 - q)) * weight[test])
+        return loss
+
+    cs = np.logspace(-4, 4, n_cs)
+    losses = {float(C): cv_loss(C) for C in cs}
+    best = int(np.argmin(list(losses.values())))               # sklearn: argmax of the summed scores, first on ties
+    if refine > 1 and n_cs > 1:
+        low, high = cs[max(best - 1, 0)], cs[min(best + 1, n_cs - 1)]
+        fine = np.logspace(-4, 4, (n_cs - 1) * refine + 1)
+        losses.update({float(C): cv_loss(C) for C in fine[(fine > low * (1 + 1e-9)) & (fine < high * (1 - 1e-9))]
+                       if not np.isclose(C, cs[best], rtol=1e-9)})
+    chosen = min(sorted(losses), key=losses.__getitem__)       # the smallest C on ties
+    return fit(np.arange(2 * n), chosen).coef_[0], chosen
 
 
 def _is_gamed(model: str, baseline: str) -> bool:
@@ -146,10 +189,12 @@ def joint_design(annotations: pd.DataFrame, baseline: str = BASELINE):
     return design, frame["preference"].to_numpy(), models, levels
 
 
-def instruction_difficulties(annotations: pd.DataFrame, baseline: str = BASELINE) -> pd.Series:
-    """γ_x per instruction index, from the joint fit of all the models given (see the module doc)."""
+def instruction_difficulties(annotations: pd.DataFrame, baseline: str = BASELINE,
+                             refine: int = DIFFICULTY_REFINE) -> pd.Series:
+    """γ_x per instruction index, from the joint fit of all the models given (see the module doc); its L1
+    strength C by the package's cross-validation on a grid `refine` times denser near the best value."""
     design, preference, models, levels = joint_design(annotations, baseline)
-    coef, _ = soft_logistic_l1_cv(design, preference)
+    coef, _ = soft_logistic_l1_cv(design, preference, refine=refine)
     k = len(models)
     return pd.Series(np.r_[0.0, coef[2 * k: 2 * k + len(levels) - 1]], index=pd.Index(levels, name="index"),
                      name="instruction_difficulty")
@@ -191,20 +236,164 @@ def gamed_rows(annotations: pd.DataFrame, difficulty: pd.Series, baseline: str =
     return frame.loc[frame["preference"].notna(), ["tanh_len", "gamma", "preference"]].reset_index(drop=True)
 
 
+# ---- the regulariser: the gamed baselines rebuilt from their published GLM -----------------------------------------
+
+GAMED_FILES = ("gamed_baselines.csv.gz", "gamed_baselines_glm.csv")     # the shared data folder's names
+GLM_TERMS = {"np.tanh(std_delta_len)": "w_len", "instruction_difficulty": "w_gamma",
+             "not_gamed_baseline.astype(float)": "w_model"}     # the package's weight columns, ours
+
+
+@dataclass(frozen=True)
+class GamedBaselines:
+    """What is public of the gamed baselines: their output lengths and their published GLM and win rates."""
+
+    lengths: pd.DataFrame   # model, index, model_output_chars, reference_output_chars: one row per instruction
+    glm: pd.DataFrame       # by model: w_len, w_gamma, w_model, length_controlled_winrate, win_rate (percent)
+
+
+def read_gamed_baselines(folder: str | Path) -> GamedBaselines:
+    """The gamed baselines of `folder` (its `GAMED_FILES`); ValueError naming the file on bad input."""
+    folder = Path(folder).expanduser()
+    paths = [folder / name for name in GAMED_FILES]
+    for path in paths:
+        if not path.is_file():
+            raise ValueError(f"gamed baselines: {str(path)!r} not found")
+    frames = []
+    for path, need in zip(paths, (("model", "index", "model_output_chars", "reference_output_chars"),
+                                  ("model", *GLM_TERMS, "length_controlled_winrate", "win_rate"))):
+        try:
+            frame = pd.read_csv(path)
+        except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, OSError, EOFError) as exc:
+            raise ValueError(f"cannot read {path.name}: {type(exc).__name__}") from None
+        missing = [c for c in need if c not in frame.columns]
+        if missing:
+            raise ValueError(f"{path.name} lacks column(s) {', '.join(missing)}")
+        numeric = frame[list(need[1:])].apply(pd.to_numeric, errors="coerce")
+        if numeric.isna().any().any():
+            raise ValueError(f"{path.name}: {', '.join(need[1:])} must be numbers on every row")
+        frames.append(frame.assign(**numeric))
+    lengths, glm = frames
+    glm = glm.rename(columns=GLM_TERMS).set_index("model")[[*GLM_TERMS.values(), "length_controlled_winrate",
+                                                            "win_rate"]]
+    if set(lengths["model"]) != set(glm.index) or glm.index.duplicated().any():
+        raise ValueError(f"{GAMED_FILES[0]} and {GAMED_FILES[1]} name different models")
+    return GamedBaselines(lengths.sort_values(["model", "index"]).reset_index(drop=True), glm)
+
+
+def find_gamed_baselines(folder: str | Path) -> GamedBaselines | None:
+    """`read_gamed_baselines(folder)` when the folder holds both files, else None."""
+    return read_gamed_baselines(folder) if all((Path(folder) / n).is_file() for n in GAMED_FILES) else None
+
+
+def _expected(gamed: GamedBaselines, difficulty: pd.Series, alpha: float = 0.0, beta: float = 1.0):
+    """Per gamed baseline: (its rows, tanh(Δ/std Δ), γ mapped to the published scale (γ − α)/β, the published
+    GLM's expected preference σ(w_len·tanh + w_γ·γ + w_model))."""
+    out = {}
+    for model, rows in gamed.lengths.groupby("model", sort=False):
+        w = gamed.glm.loc[model]
+        tanh_len = _tanh_length(rows)
+        gamma = (difficulty.reindex(rows["index"]).fillna(0.0).to_numpy() - alpha) / beta
+        out[model] = rows, tanh_len, gamma, sigmoid(w["w_len"] * tanh_len + w["w_gamma"] * gamma + w["w_model"])
+    return out
+
+
+def calibrate_difficulty(difficulty: pd.Series, gamed: GamedBaselines) -> tuple[float, float]:
+    """(α, β) such that (γ − α)/β is γ on the published difficulty's scale, as far as the gamed baselines tell.
+
+    The published coefficients multiply the published γ, which is not available; ours, fitted on other models, is
+    on another scale (L1 shrinks it, its reference level differs). A logistic fit with a bias column reproduces
+    its mean label (its score equation), so the published GLM's expected preferences average to the published raw
+    win rate: the two gamed baselines give two equations, solved for the offset α and the scale β > 0 (one
+    baseline: α alone). Measured on the 30 shared models: α = 0.18, β = 0.55; fitting instead the 29 other models'
+    published LC from their published weights (the package's weights file, not in the data) gives α = 0.19,
+    β = 0.68: about the same map, from other figures."""
+    from scipy.optimize import least_squares
+
+    target = gamed.glm["win_rate"] / 100
+
+    def residual(v):
+        alpha, beta = v[0], np.exp(v[1]) if len(v) > 1 else 1.0
+        return [p.mean() - target[m] for m, (*_, p) in _expected(gamed, difficulty, alpha, beta).items()]
+
+    start = [0.0, 0.0] if len(gamed.glm) > 1 else [0.0]
+    fit = least_squares(residual, start, xtol=1e-15, ftol=1e-15, gtol=1e-15)
+    if np.max(np.abs(fit.fun)) > 1e-7:
+        raise ValueError("the gamed baselines' published raw win rates cannot be reproduced from their GLM "
+                         f"(off by {100 * np.max(np.abs(fit.fun)):.2g} points)")
+    return float(fit.x[0]), float(np.exp(fit.x[1])) if len(fit.x) > 1 else 1.0
+
+
+def regulariser(difficulty: pd.Series, gamed: GamedBaselines) -> tuple[pd.Series, pd.DataFrame]:
+    """(γ on the published scale, the gamed baselines' rebuilt rows): the rows have the columns model, index,
+    model_output_chars, reference_output_chars, tanh_len, gamma and preference, the published GLM's expected
+    preference (a soft label), per instruction; see the module doc."""
+    alpha, beta = calibrate_difficulty(difficulty, gamed)
+    rows = [rows.assign(tanh_len=tanh_len, gamma=gamma, preference=p)
+            for rows, tanh_len, gamma, p in _expected(gamed, difficulty, alpha, beta).values()]
+    return ((difficulty - alpha) / beta).rename(difficulty.name), pd.concat(rows, ignore_index=True)
+
+
+def gamed_baseline_win_rates(gamed: GamedBaselines, difficulty: pd.Series, lam: float = LAMBDA) -> pd.DataFrame:
+    """Per gamed baseline, in percent: the raw (win_rate) and LC (lc_win_rate, lc_standard_error) win rates of its
+    rebuilt rows, its LC fitted as the package fits it (its own rows, not-gamed 1, plus both baselines' rows,
+    weight λ/2), beside the published ones. `difficulty` as the joint fit gives it (not yet calibrated)."""
+    difficulty, rows = regulariser(difficulty, gamed)
+    out = {}
+    for model, own in rows.groupby("model", sort=False):
+        fit = fit_model(own["preference"], own["model_output_chars"], own["reference_output_chars"],
+                        own["gamma"].to_numpy(), rows, lam)
+        out[model] = {"win_rate": 100 * own["preference"].mean(), "lc_win_rate": 100 * fit["lc_win_rate"],
+                      "lc_standard_error": 100 * fit["lc_standard_error"],
+                      "published_lc": gamed.glm.loc[model, "length_controlled_winrate"],
+                      "published_win_rate": gamed.glm.loc[model, "win_rate"]}
+    return pd.DataFrame.from_dict(out, orient="index").rename_axis("model")
+
+
+def length_gamed_version(annotations: pd.DataFrame, gamed: GamedBaselines, name: str, difficulty: pd.Series,
+                         anchor: pd.DataFrame, lam: float = LAMBDA) -> pd.DataFrame:
+    """One model's annotations made verbose or concise the way the published gamed baseline `name` is: a length
+    game that leaves the answers' quality as it was (the gaming test, `benchmarks/alpacaeval_lc.py`).
+
+    Lengths: each answer scaled by the ratio of `name`'s output to the reference on that instruction (what the
+    verbose / concise prompt did to the baseline's answer). Preferences: shifted by the published pair's length
+    effect on that instruction, s_x = w_len·tanh(Δ_x / std Δ) of `name`'s GLM (Δ: the reference's length minus
+    the gamed output's; its quality and difficulty terms left out). The judge's labels are confident (mostly near
+    0 or 1), so s_x moves the model's expected preference, σ(η_x) of its own regularised GLM, and each label keeps
+    its residual: p' = clip(p + σ(η_x + s_x) − σ(η_x), 0, 1). `difficulty`, `anchor`: what `regulariser` gives."""
+    frame = validate(annotations).sort_values("index")
+    if frame["model"].nunique() != 1:
+        raise ValueError("length_gamed_version takes one model's annotations")
+    if name not in gamed.glm.index:
+        raise ValueError(f"{name!r} is not among the gamed baselines ({', '.join(gamed.glm.index)})")
+    gamma = difficulty.reindex(np.arange(len(frame))).fillna(0.0).to_numpy()     # the package's position lookup
+    fit = fit_model(frame["preference"], frame["model_output_chars"], frame["reference_output_chars"], gamma,
+                    anchor, lam)
+    eta = fit["w_len"] * _tanh_length(frame) + fit["w_gamma"] * gamma + fit["w_model"]
+    rows = gamed.lengths[gamed.lengths["model"] == name].set_index("index")
+    ratio = (rows["model_output_chars"] / rows["reference_output_chars"]).reindex(frame["index"]).fillna(1.0)
+    delta = rows["reference_output_chars"] - rows["model_output_chars"]
+    shift = gamed.glm.loc[name, "w_len"] * np.tanh(delta / delta.std()).reindex(frame["index"]).fillna(0.0)
+    chars = np.maximum(1, np.round(frame["model_output_chars"].to_numpy() * ratio.to_numpy())).astype(int)
+    preference = np.clip(frame["preference"].to_numpy() + sigmoid(eta + shift.to_numpy()) - sigmoid(eta), 0.0, 1.0)
+    return frame.assign(model_output_chars=chars, preference=preference).reset_index(drop=True)
+
+
 def length_controlled_win_rates(annotations: pd.DataFrame, baseline: str = BASELINE,
                                 difficulty: pd.Series | None = None, lam: float = LAMBDA,
-                                lookup: str = "position") -> pd.Series:
+                                lookup: str = "position", gamed: GamedBaselines | None = None) -> pd.Series:
     """AlpacaEval 2.0's LC win rate of every model in `annotations`, in percent (the leaderboard's unit).
 
     `annotations`: one row per (model, instruction) with the columns model, index, preference (∈ [0, 1], empty
     where the judge gave none), model_output_chars, reference_output_chars. The instruction difficulties are
     fitted jointly on all the models given unless `difficulty` (a Series by index) is passed; gamed baselines
-    among them regularise every fit (weight `lam`). The baseline itself scores 50. `lookup`: see `win_rates`."""
-    return win_rates(annotations, baseline, difficulty, lam, lookup)["lc_win_rate"].rename("length_controlled_winrate")
+    among them regularise every fit (weight `lam`), else those rebuilt from `gamed` (`read_gamed_baselines`). The
+    baseline itself scores 50. `lookup`: see `win_rates`."""
+    return win_rates(annotations, baseline, difficulty, lam, lookup, gamed)["lc_win_rate"].rename(
+        "length_controlled_winrate")
 
 
 def win_rates(annotations: pd.DataFrame, baseline: str = BASELINE, difficulty: pd.Series | None = None,
-              lam: float = LAMBDA, lookup: str = "position") -> pd.DataFrame:
+              lam: float = LAMBDA, lookup: str = "position", gamed: GamedBaselines | None = None) -> pd.DataFrame:
     """Per model, in percent: win_rate and its standard_error (the mean and s.e.m. of the preferences given),
     lc_win_rate and lc_standard_error (see `length_controlled_win_rates`), n_total, avg_length.
 
@@ -213,14 +402,19 @@ def win_rates(annotations: pd.DataFrame, baseline: str = BASELINE, difficulty: p
     (`_get_featurized_data` resets the index and reads γ[position]); "index", γ of the row's own instruction. They
     differ only for a model that lacks instructions: from the first missing one on, its rows take their neighbours'
     γ. The published figures carry it: gpt35_turbo_instruct lacks instruction 409, its published γ weight is 0.45
-    where the others' are about 1, and its LC is within 0.64 points of the published with "position", 2.92 with
-    "index"."""
+    where the others' are about 1, and its LC is within 0.41 points of the published with "position", 3.40 with
+    "index" (both without the regulariser).
+
+    `gamed`: the gamed baselines' lengths and published GLM; when the annotations hold no gamed baseline, their rows
+    rebuilt from it regularise every fit and γ is put on the published scale first (`regulariser`)."""
     if lookup not in ("position", "index"):
         raise ValueError(f"lookup {lookup!r} unknown; allowed: position (the package's), index")
     frame = validate(annotations)
     if difficulty is None:
         difficulty = instruction_difficulties(frame, baseline)
-    gamed = gamed_rows(frame, difficulty, baseline)
+    anchor = gamed_rows(frame, difficulty, baseline)
+    if gamed is not None and anchor.empty:
+        difficulty, anchor = regulariser(difficulty, gamed)
     out = {}
     for model, rows in frame.groupby("model", sort=True):
         prefs = rows["preference"].dropna()
@@ -235,7 +429,7 @@ def win_rates(annotations: pd.DataFrame, baseline: str = BASELINE, difficulty: p
             where = np.arange(len(rows)) if lookup == "position" else rows["index"]
             gamma = difficulty.reindex(where).fillna(0.0).to_numpy()
             fit = fit_model(rows["preference"], rows["model_output_chars"], rows["reference_output_chars"], gamma,
-                            gamed, lam)
+                            anchor, lam)
             entry.update(lc_win_rate=100 * fit["lc_win_rate"], lc_standard_error=100 * fit["lc_standard_error"])
         out[model] = entry
     columns = ["win_rate", "standard_error", "lc_win_rate", "lc_standard_error", "n_total", "avg_length"]

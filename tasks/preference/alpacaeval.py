@@ -19,8 +19,10 @@ not a random sample of AlpacaEval, so a CPU-scale number is a plumbing check, no
 LC difficulties (`lc_difficulty`): "auto" takes, with data="hub", the published γ and the gamed baselines'
 annotations (`df_gamed.csv` of the hub dataset tatsu-lab/alpaca_eval, what the package itself downloads: the
 published metric exactly); with a data directory holding AlpacaEval's published judge annotations
-(`preferences.csv.gz`, the columns of `_alpacaeval_lc.COLUMNS`), γ fitted jointly on those models (no gamed
-baselines among them: the package's un-regularised variant); otherwise γ = 0. "none" sets γ = 0; a path names
+(`preferences.csv.gz`, the columns of `_alpacaeval_lc.COLUMNS`), γ fitted jointly on those models, and the gamed
+baselines' rows rebuilt from their published GLM when the folder holds them (`gamed_baselines.csv.gz`,
+`gamed_baselines_glm.csv`: `_alpacaeval_lc.regulariser`; without them the package's un-regularised variant);
+otherwise γ = 0. "none" sets γ = 0; a path names
 such a preferences.csv(.gz). γ comes from the GPT-4-turbo judge's annotations: with another judge it is a
 covariate whose weight the policy's fit sets, not that judge's own difficulty.
 Training data (`train_data`), the off-policy lists best first that DPO / EPA train on (EPA):
@@ -44,10 +46,10 @@ Judges (`judge`, and `annotator` for on-policy labels):
 The policy `model` is a hub id or local directory (the paper's SFT models), or a tiny shape for tests.
 
 Fidelity: faithful to the AlpacaEval 2.0 metric definitions; the LC difficulties are the published ones only
-with data="hub" (offline they are re-estimated, see _alpacaeval_lc.py: on the leaderboard's 30 published models
-our LC is within 0.64 points of the published on average, 3.5 at worst). UF-all keeps every source (H4's
-binarized set drops truthful_qa; EPA's filtering is unknown). Category labels come from the data file (the
-SimpleMix fork labels categories with an LLM); AlpacaEval's own instructions carry none.
+with data="hub" (offline they are re-estimated and the gamed baselines rebuilt, see _alpacaeval_lc.py: on the
+leaderboard's 30 published models our LC is within 0.32 points of the published on average, 1.61 at worst).
+UF-all keeps every source (H4's binarized set drops truthful_qa; EPA's filtering is unknown). Category labels come
+from the data file (the SimpleMix fork labels categories with an LLM); AlpacaEval's own instructions carry none.
 """
 
 from __future__ import annotations
@@ -68,8 +70,8 @@ from bench.toolkit.cache import cached_dir
 from bench.toolkit.causal_lm import load_causal_lm
 from bench.toolkit.models import TINY_SHAPES, save_model
 from tasks.preference import PreferenceProblem
-from tasks.preference._alpacaeval_lc import (fit_model, gamed_rows, instruction_difficulties,
-                                             length_controlled_win_rates, read_annotations, win_rates)
+from tasks.preference._alpacaeval_lc import (find_gamed_baselines, fit_model, gamed_rows, instruction_difficulties,
+                                             length_controlled_win_rates, read_annotations, regulariser, win_rates)
 
 __all__ = ["Config", "build", "length_controlled_win_rates", "win_rates", "instruction_difficulties",
            "read_annotations"]
@@ -306,10 +308,16 @@ def alpaca_eval_preferences(instructions: dict, prompts, responses, baseline,
 
 @lru_cache(maxsize=4)
 def _fitted_difficulty(path: str, mtime: float):
-    """(γ, gamed rows) fitted on a preferences.csv(.gz) of published annotations (cached per file version)."""
+    """(γ, gamed rows) fitted on a preferences.csv(.gz) of published annotations (cached per file version); the
+    gamed baselines beside it, when there, rebuilt as the regulariser (γ then on the published scale)."""
     frame = read_annotations(path)
     gamma = instruction_difficulties(frame)
-    return gamma, gamed_rows(frame, gamma)
+    rows = gamed_rows(frame, gamma)
+    gamed = find_gamed_baselines(Path(path).parent)
+    if gamed is not None and rows.empty:
+        gamma, rebuilt = regulariser(gamma, gamed)
+        return gamma, rebuilt[["tanh_len", "gamma", "preference"]]
+    return gamma, rows
 
 
 def hub_difficulty():
@@ -377,8 +385,9 @@ def _policy_path(config: Config, cache_dir: Path) -> tuple[str, bool]:
     return str(cached_dir(cache_dir, {"alpacaeval-tiny": config.model, "version": 1}, build)), True
 
 
-# version 2: LC = AlpacaEval's GLM with γ; instructions.jsonl data
-@task(family="preference", config=Config, version=2, problem=PreferenceProblem, smallest=SMALLEST)
+# version 2: LC = AlpacaEval's GLM with γ; instructions.jsonl data. 3: offline γ from the refined C grid, and the
+# gamed baselines rebuilt from their published GLM regularise the offline LC
+@task(family="preference", config=Config, version=3, problem=PreferenceProblem, smallest=SMALLEST)
 def build(config: Config, ctx: RunContext) -> PreferenceProblem:
     if config.judge == "alpaca_eval":
         check_alpaca_eval_judge()

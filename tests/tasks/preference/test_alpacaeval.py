@@ -223,7 +223,7 @@ def test_bench_run_trains_a_tiny_policy_and_scores_it_against_the_real_reference
     assert done.returncode == 0, done.stderr[-2000:]
     store = Store.open(f"sqlite:///{tmp_path / 'b.db'}")
     (run,) = store.runs(method="dpo", task="alpacaeval")
-    assert run.status == "done" and run.task_version == 2
+    assert run.status == "done" and run.task_version == 3
     metrics = store.metrics([run.run_key])[run.run_key]
     assert 0 <= metrics["win_rate"] <= 1 and 0 < metrics["lc_win_rate"] < 1 and metrics["kl_to_reference"] != 0.0
 

@@ -27,24 +27,88 @@ def difficulty(annotations):
 
 
 @pytest.fixture(scope="module")
-def published(annotations, difficulty):
-    """(our win rates, the leaderboard) for the 30 models whose GPT-4-turbo annotations are published."""
-    ours = lc.win_rates(annotations, difficulty=difficulty)
+def gamed():
+    return lc.read_gamed_baselines(DATA)
+
+
+@pytest.fixture(scope="module")
+def published(annotations, difficulty, gamed):
+    """(our win rates, the leaderboard) for the 30 models whose GPT-4-turbo annotations are published, the LC
+    regularised towards the gamed baselines rebuilt from their published GLM."""
+    ours = lc.win_rates(annotations, difficulty=difficulty, gamed=gamed)
     board = pd.read_csv(DATA / "leaderboard.csv", index_col="model")
     return ours, board.loc[ours.index]
 
 
 @needs_data
 def test_raw_and_lc_win_rates_match_the_published_leaderboard(published):
-    """Measured: raw WR equal to 1e-9 points; LC mean |ours − published| 0.64 points, Spearman 0.988."""
+    """Measured: raw WR equal to 1e-9 points; LC |ours − published| 0.32 points on average, 1.61 at worst
+    (claude-2.1), Spearman 0.997."""
     ours, board = published
     assert len(ours) == 30 and ours.loc[lc.BASELINE, "lc_win_rate"] == 50.0
-    assert (ours["win_rate"] - board["win_rate"]).abs().max() < 0.01
+    assert (ours["win_rate"] - board["win_rate"]).abs().max() < 1e-6
     gap = (ours["lc_win_rate"] - board["length_controlled_winrate"]).abs()
-    assert gap.mean() < 1.0
-    assert spearmanr(ours["lc_win_rate"], board["length_controlled_winrate"]).statistic > 0.98
+    assert gap.mean() < 0.5 and gap.max() < 2.0
+    assert spearmanr(ours["lc_win_rate"], board["length_controlled_winrate"]).statistic > 0.99
     # the per-model fit alone (the issue's 5.5 points) is far off: the difficulty term is what closes the gap
     assert (ours["lc_win_rate"] - ours["win_rate"]).abs().mean() > 3 * gap.mean()
+
+
+@needs_data
+def test_the_regulariser_is_what_brings_the_worst_model_within_2_points(annotations, difficulty, published):
+    """Without the gamed baselines' rows (the package's length_controlled_noreg) the same γ gives 0.56 points on
+    average and 2.67 at worst (jina-chat, whose length weight only the gamed rows anchor); with them 0.32, 1.61."""
+    ours, board = published
+    noreg = lc.win_rates(annotations, difficulty=difficulty)
+    gap = (noreg["lc_win_rate"] - board["length_controlled_winrate"]).abs()
+    assert gap.max() > 2.5 and gap.idxmax() == "jina-chat" and gap.mean() > 0.5
+    assert abs(ours.loc["jina-chat", "lc_win_rate"] - board.loc["jina-chat", "length_controlled_winrate"]) < 0.5
+    assert (noreg["win_rate"] == ours["win_rate"]).all()
+
+
+@needs_data
+def test_the_gamed_baselines_own_lc_comes_back_to_the_published_values(difficulty, gamed):
+    """Each gamed baseline's LC fitted from its rebuilt rows (its own rows plus both baselines' at weight λ/2, as
+    the package fits it). The raw win rates are what the calibration of γ matches; the LC is not used in it.
+    Measured: 50.32 vs 51.58 (verbose), 42.87 vs 41.90 (concise)."""
+    table = lc.gamed_baseline_win_rates(gamed, difficulty)
+    assert set(table.index) == {"gpt4_1106_preview_verbose", "gpt4_1106_preview_concise"}
+    np.testing.assert_allclose(table["win_rate"], table["published_win_rate"], atol=1e-6)
+    assert (table["lc_win_rate"] - table["published_lc"]).abs().max() < 2.0
+    # the length game is gone: raw 64.3 / 22.9, LC about 50 for both
+    assert table.loc["gpt4_1106_preview_verbose", "lc_win_rate"] < 55 < 60 < table.loc["gpt4_1106_preview_verbose",
+                                                                                         "win_rate"]
+    assert table.loc["gpt4_1106_preview_concise", "win_rate"] < 25 < 40 < table.loc["gpt4_1106_preview_concise",
+                                                                                       "lc_win_rate"]
+    alpha, beta = lc.calibrate_difficulty(difficulty, gamed)
+    assert alpha == pytest.approx(0.184, abs=0.01) and beta == pytest.approx(0.549, abs=0.01)
+
+
+GAMED_MODEL = "FuseChat-Llama-3.2-3B-Instruct"    # the shared model closest to the baseline (raw 51.3, 1976 chars)
+
+
+@needs_data
+def test_a_length_game_moves_raw_a_lot_and_lc_less_than_a_third_as_much(annotations, difficulty, gamed):
+    """GAMED_MODEL's annotations made verbose and concise the way the published gamed baselines are
+    (`length_gamed_version`: lengths scaled per instruction, preferences shifted by the pairs' length effect, the
+    quality untouched). Measured: raw 51.30 -> 59.86 (verbose) / 36.51 (concise); LC 54.04 -> 56.15 / 49.78;
+    without the regulariser LC 53.56 -> 56.33 / 45.67, the concise game then worth more than a third of raw's."""
+    calibrated, anchor = lc.regulariser(difficulty, gamed)
+    original = annotations[annotations["model"] == GAMED_MODEL]
+    versions = {name: lc.length_gamed_version(original, gamed, name, calibrated, anchor) for name in gamed.glm.index}
+    assert versions["gpt4_1106_preview_verbose"]["model_output_chars"].mean() > 1.15 * original[
+        "model_output_chars"].mean() > 1.15 * 1.6 * versions["gpt4_1106_preview_concise"]["model_output_chars"].mean()
+    scores = {name: lc.win_rates(frame, difficulty=difficulty, gamed=gamed).loc[GAMED_MODEL]
+              for name, frame in {"original": original, **versions}.items()}
+    noreg = {name: lc.win_rates(frame, difficulty=difficulty).loc[GAMED_MODEL]
+             for name, frame in {"original": original, **versions}.items()}
+    for name in versions:
+        raw_move = abs(scores[name]["win_rate"] - scores["original"]["win_rate"])
+        lc_move = abs(scores[name]["lc_win_rate"] - scores["original"]["lc_win_rate"])
+        assert raw_move > 8 and lc_move < raw_move / 3, (name, raw_move, lc_move)
+    concise = "gpt4_1106_preview_concise"
+    assert (abs(noreg[concise]["lc_win_rate"] - noreg["original"]["lc_win_rate"])
+            > abs(scores[concise]["win_rate"] - scores["original"]["win_rate"]) / 3)
 
 
 @needs_data
@@ -52,28 +116,20 @@ def test_a_model_missing_an_instruction_is_fitted_the_way_the_package_looks_diff
                                                                                             published):
     """gpt35_turbo_instruct lacks instruction 409. The package reads γ by the row's position among the model's
     annotations, so from 409 on its rows take the next instruction's γ; the published LC carries that (and its
-    published γ weight, 0.45, is half the others'). Measured: 0.65 points off by position, 2.92 by index."""
+    published γ weight, 0.45, is half the others'). Measured (no regulariser, γ of the refined grid): 0.41 points
+    off by position, 3.40 by index."""
     ours, board = published
     model = "gpt35_turbo_instruct"
     assert 409 not in set(annotations.loc[annotations["model"] == model, "index"])
-    by_index = lc.win_rates(annotations[annotations["model"] == model], difficulty=difficulty, lookup="index")
+    alone = annotations[annotations["model"] == model]
+    by_position, by_index = (lc.win_rates(alone, difficulty=difficulty, lookup=how).loc[model, "lc_win_rate"]
+                             for how in ("position", "index"))
     published_lc = board.loc[model, "length_controlled_winrate"]
-    assert abs(ours.loc[model, "lc_win_rate"] - published_lc) < 1.0 < 2.5 < abs(by_index.loc[model, "lc_win_rate"]
-                                                                                - published_lc)
+    assert abs(by_position - published_lc) < 1.0 < 2.0 < abs(by_index - published_lc)
     complete = "jina-chat"                                       # all 805 instructions: both lookups agree
     both = [lc.win_rates(annotations[annotations["model"] == complete], difficulty=difficulty, lookup=how)
             for how in ("position", "index")]
     assert both[0].loc[complete, "lc_win_rate"] == both[1].loc[complete, "lc_win_rate"]
-
-
-@needs_data
-@pytest.mark.xfail(strict=True, reason="measured max 3.52 points (jina-chat; claude-2.1 2.86, claude-instant-1.2 "
-                   "2.15): the published fits are regularised towards the gamed baselines' annotations "
-                   "(gpt4_1106_preview_verbose / _concise), which the published data set lacks; they anchor the "
-                   "length weight: jina-chat's is -2.83 in our fit, -2.20 in the published one")
-def test_lc_win_rate_is_within_3_points_of_the_published_one_for_every_model(published):
-    ours, board = published
-    assert (ours["lc_win_rate"] - board["length_controlled_winrate"]).abs().max() < 3.0
 
 
 # ---- the pieces against alpaca_eval's own code (offline parts only) -------------------------------------------------
@@ -213,3 +269,61 @@ def test_bad_annotation_files_are_one_line_errors(tmp_path, content, message):
         lc.read_annotations(tmp_path / "p.csv")
     with pytest.raises(ValueError, match="not found"):
         lc.read_annotations(tmp_path / "none.csv")
+
+
+# ---- the regulariser rebuilt from a GLM, on synthetic gamed baselines whose real rows we have ----------------------
+
+def gamed_from_their_fits(frame: pd.DataFrame, difficulty: pd.Series) -> lc.GamedBaselines:
+    """What would be published of the synthetic gamed baselines: their lengths, and their GLM fitted as the
+    package fits it (their own rows plus both baselines' real rows), with their raw and LC win rates."""
+    real = lc.gamed_rows(frame, difficulty)
+    rows = frame[frame["model"].str.startswith(lc.BASELINE + "_")]
+    glm = {}
+    for name, own in rows.groupby("model"):
+        fit = lc.fit_model(own["preference"], own["model_output_chars"], own["reference_output_chars"],
+                           difficulty.reindex(own["index"]).to_numpy(), real)
+        glm[name] = {"w_len": fit["w_len"], "w_gamma": fit["w_gamma"], "w_model": fit["w_model"],
+                     "length_controlled_winrate": 100 * fit["lc_win_rate"], "win_rate": 100 * own["preference"].mean()}
+    return lc.GamedBaselines(rows[["model", "index", "model_output_chars", "reference_output_chars"]]
+                             .reset_index(drop=True), pd.DataFrame(glm).T)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_rebuilt_soft_labels_regularise_as_the_real_annotations_do(seed):
+    """The module doc's argument: the gamed baselines' expected preferences under their own fitted GLM give every
+    model's fit the objective their real labels give, up to a constant. Measured: LC within 0.03 points of the
+    fit with the real rows (up to 3.9 points off without any); the calibration of γ is then the identity."""
+    frame, gamma = synthetic(n_models=6, n_instructions=300, seed=seed, gamed=True)
+    difficulty = pd.Series(gamma, index=pd.RangeIndex(len(gamma), name="index"))
+    gamed = gamed_from_their_fits(frame, difficulty)
+    others = frame[~frame["model"].isin(gamed.glm.index)]
+    real = lc.win_rates(frame, difficulty=difficulty).drop(index=gamed.glm.index)["lc_win_rate"]
+    rebuilt = lc.win_rates(others, difficulty=difficulty, gamed=gamed)["lc_win_rate"]
+    none = lc.win_rates(others, difficulty=difficulty)["lc_win_rate"]
+    assert (rebuilt - real).abs().max() < 0.05 and (none - real).abs().max() > 1.0
+    alpha, beta = lc.calibrate_difficulty(difficulty, gamed)
+    assert abs(alpha) < 0.01 and abs(beta - 1) < 0.01
+    # γ on another scale (as ours is against the published): the calibration finds the map back
+    alpha, beta = lc.calibrate_difficulty(0.3 + 0.6 * difficulty, gamed)
+    assert alpha == pytest.approx(0.3, abs=0.01) and beta == pytest.approx(0.6, abs=0.01)
+    shifted = lc.win_rates(others, difficulty=0.3 + 0.6 * difficulty, gamed=gamed)["lc_win_rate"]
+    assert (shifted - real).abs().max() < 0.05
+
+
+def test_gamed_baseline_files_errors_are_one_line(tmp_path):
+    with pytest.raises(ValueError, match="gamed_baselines.csv.gz' not found"):
+        lc.read_gamed_baselines(tmp_path)
+    assert lc.find_gamed_baselines(tmp_path) is None
+    pd.DataFrame({"model": ["g"] * 3, "index": [0, 1, 2], "model_output_chars": [5, 6, 7],
+                  "reference_output_chars": [4, 4, 4]}).to_csv(tmp_path / lc.GAMED_FILES[0], index=False)
+    (tmp_path / lc.GAMED_FILES[1]).write_text("model,w\ng,1\n")
+    with pytest.raises(ValueError, match="gamed_baselines_glm.csv lacks column"):
+        lc.read_gamed_baselines(tmp_path)
+    glm = pd.DataFrame({"model": ["h"], **{term: [0.5] for term in lc.GLM_TERMS}, "length_controlled_winrate": [50.0],
+                        "win_rate": [60.0]})
+    glm.to_csv(tmp_path / lc.GAMED_FILES[1], index=False)
+    with pytest.raises(ValueError, match="name different models"):
+        lc.read_gamed_baselines(tmp_path)
+    glm.assign(model="g").to_csv(tmp_path / lc.GAMED_FILES[1], index=False)
+    gamed = lc.find_gamed_baselines(tmp_path)
+    assert gamed.glm.loc["g", "w_len"] == 0.5 and len(gamed.lengths) == 3
