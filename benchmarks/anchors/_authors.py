@@ -33,8 +33,9 @@ def source(root: str | Path, relpath: str) -> str:
 
 def definitions(text: str, names: list[str], namespace: dict, replace: dict[str, str] | None = None,
                 label: str = "authors") -> SimpleNamespace:
-    """Execute the named definitions of `text` ("func" or "Class.method") in `namespace`; `replace` patches the
-    source first (old -> new, each must occur), to run a variant of theirs (e.g. a slicing fix)."""
+    """Execute the named definitions of `text` ("func", "Class.method" or "outer.inner") in `namespace`;
+    `replace` patches the source first (old -> new, each must occur), to run a variant of theirs (e.g. a slicing
+    fix)."""
     for old, new in (replace or {}).items():
         if old not in text:
             raise SystemExit(f"{label}: expected {old!r} in their source; the release has changed")
@@ -44,7 +45,7 @@ def definitions(text: str, names: list[str], namespace: dict, replace: dict[str,
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             found[node.name] = node
-        elif isinstance(node, ast.ClassDef):
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):  # class methods, and functions nested in a function
             found.update({f"{node.name}.{item.name}": item for item in node.body if isinstance(item, ast.FunctionDef)})
     missing = [n for n in names if n not in found]
     if missing:
