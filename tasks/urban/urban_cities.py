@@ -51,9 +51,6 @@ class Config:
     target: str = "xa"      # target city: labels for scoring only
 
     def __post_init__(self) -> None:
-        if not self.data:
-            raise ValueError("task.data is required: the folder holding raw_data/<city>/ in the layout of the CoRE "
-                             "release (AIMUrban/CoRE), e.g. --set task.data=PATH")
         for name, city in (("source", self.source), ("target", self.target)):
             if city not in CITIES:
                 raise ValueError(f"{name} {city!r} unknown; allowed: {', '.join(CITIES)}")
@@ -63,6 +60,9 @@ class Config:
 
 def raw_dir(data: str) -> Path:
     """PATH/raw_data, or PATH itself when it already is the raw_data folder; relative paths also from the repo."""
+    if not data:  # checked here, not in Config, so that the registry can read Config()'s defaults
+        raise ValueError("task.data is required: the folder holding raw_data/<city>/ in the layout of the CoRE "
+                         "release (AIMUrban/CoRE), e.g. --set task.data=PATH")
     path = Path(data).expanduser()
     for base in ([path] if path.is_absolute() else [path, ROOT / path]):
         if (base / "raw_data").is_dir():

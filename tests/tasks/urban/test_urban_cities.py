@@ -57,7 +57,8 @@ def test_the_data_path_may_be_raw_data_itself_and_bad_configs_say_what_is_allowe
     a, b = build(FIXTURE), build(FIXTURE + "/raw_data")
     np.testing.assert_array_equal(a.target.labels, b.target.labels)
     with pytest.raises(ValueError, match="task.data is required"):
-        urban_cities.Config()
+        build("")
+    assert urban_cities.Config().data == ""  # the defaults construct (the registry reads them); building refuses
     with pytest.raises(ValueError, match="allowed: bj, cd, xa"):
         urban_cities.Config(data=FIXTURE, target="sh")
     with pytest.raises(ValueError, match="must differ"):
