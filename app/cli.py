@@ -13,6 +13,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from typer import _click as click  # typer vendors click: its own ParamTypes, for click_type
 
 from bench.errors import BenchError
 from bench.registry import Registry
@@ -40,14 +41,42 @@ err = Console(stderr=True)
 
 DbOption = Annotated[Optional[str], typer.Option("--db", envvar="BENCH_DB_URL",
                      help="SQLAlchemy URL of the store (default sqlite:///bench.db).")]
+class _AsciiInt(click.types.IntParamType):
+    """An integer written in ASCII digits (click's own int() also takes "٣" and "1_000")."""
+
+    def convert(self, value, param, ctx):
+        import re
+
+        if isinstance(value, str) and not re.fullmatch(r"\s*[+-]?[0-9]+\s*", value):
+            self.fail(f"{value!r} is not a valid integer: give ASCII digits 0-9", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+class _AsciiFloat(click.types.FloatParamType):
+    """A number written in ASCII decimal (click's own float() also takes "٣.5" and "1_0"); inf and nan are read, to
+    be refused by the command's own check."""
+
+    def convert(self, value, param, ctx):
+        import re
+
+        number = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|infinity|nan)"
+        if isinstance(value, str) and not re.fullmatch(rf"\s*(?:{number})\s*", value, re.IGNORECASE):
+            self.fail(f"{value!r} is not a valid float: give an ASCII decimal number such as 2.5", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+ASCII_INT, ASCII_FLOAT = _AsciiInt(), _AsciiFloat()
 StoreRetryOption = Annotated[Optional[float], typer.Option(
-    "--store-retry", envvar="BENCH_STORE_RETRY_S",
+    "--store-retry", envvar="BENCH_STORE_RETRY_S", click_type=ASCII_FLOAT,
     help="Seconds saves retry while the store is unreachable (default 60).")]
 SetOption = Annotated[Optional[list[str]],
                       typer.Option("--set", help="Override a config field: key=value (method) or task.key=value.")]
 
-WorkersOption = Annotated[int, typer.Option(help="Worker processes.")]
-TimeoutOption = Annotated[Optional[float], typer.Option(help="Hard limit per cell, seconds.")]
+WorkersOption = Annotated[int, typer.Option(help="Worker processes.", click_type=ASCII_INT)]
+TimeoutOption = Annotated[Optional[float], typer.Option(help="Hard limit per cell, seconds.", click_type=ASCII_FLOAT)]
+MaxCellsOption = Annotated[int, typer.Option("--max-cells", click_type=ASCII_INT,
+                                             help="Refuse a grid of more cells than this (counted before any is "
+                                                  "built).")]
 ForceOption = Annotated[bool, typer.Option(help="Rerun cells already done.")]
 
 
@@ -161,6 +190,8 @@ def _progress_runner(cells, store, registry, workers: int, timeout: Optional[flo
     from rich.markup import escape
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+    from bench.errors import mask_secrets
+
     from runners.base import pending_cells
     from runners.local import run_cells
 
@@ -185,7 +216,7 @@ def _progress_runner(cells, store, registry, workers: int, timeout: Optional[flo
             if record.status not in ("done", "skipped"):
                 first = (record.error or "").strip().splitlines()
                 err.print(f"[red]{record.status}[/red] {escape(record.cell.label())}: "
-                          f"{escape(first[-1]) if first else ''}",
+                          f"{escape(mask_secrets(first[-1])) if first else ''}",
                           highlight=False, soft_wrap=True)
 
         def on_status(snapshot) -> None:  # ray: cells running and pending besides the finished ones
@@ -229,7 +260,7 @@ def _report_summary(summary) -> None:
 def run(
     method: Annotated[str, typer.Option("--method", "-m", help="Registered method name.")],
     task: Annotated[str, typer.Option("--task", "-t", help="Registered task name.")],
-    seed: Annotated[Optional[int], typer.Option(help="One seed (default 0).")] = None,
+    seed: Annotated[Optional[int], typer.Option(help="One seed (default 0).", click_type=ASCII_INT)] = None,
     seeds: Annotated[Optional[str], typer.Option(help="Several seeds: 0-9 or 0,3,5.")] = None,
     set_: SetOption = None,
     hardware: Annotated[str, typer.Option(help="cpu, cuda or cuda:<class>.")] = "cpu",
@@ -307,16 +338,19 @@ def grid(
     force: ForceOption = False,
     allow_cpu: AllowCpuOption = False,
     store_retry: StoreRetryOption = None,
+    max_cells: MaxCellsOption = 100_000,
     db: DbOption = None,
 ) -> None:
     """Run methods x tasks x seeds x hardware; resumes: cells already done are skipped."""
     from bench.configs import split_overrides
     from bench.store import Store
     from bench.writes import retry_budget
-    from bench.cells import check_hardware, entry_from_flag, expand, load_grid_file, parse_seeds
+    from bench.cells import MAX_CELLS, check_hardware, entry_from_flag, expand, load_grid_file, parse_seeds
 
     _check_runner(runner, address)
     _check_limits(workers, timeout)
+    if max_cells < 1:
+        raise BenchError(f"--max-cells {max_cells}: give a positive number of cells (default {MAX_CELLS:,})")
     registry = _registry()
     if file is not None:
         if method or task or set_:
@@ -339,7 +373,7 @@ def grid(
             "seeds": parse_seeds(seeds) if seeds is not None else [0],
             "hardware": check_hardware(hardware or ["cpu"]),
         }
-    built = expand(registry, spec["methods"], spec["tasks"], spec["seeds"], spec["hardware"])
+    built = expand(registry, spec["methods"], spec["tasks"], spec["seeds"], spec["hardware"], max_cells=max_cells)
     if not built.cells:  # one line: the reason of the first combination
         m, t, hw, reason = built.incompatible[0]
         raise BenchError(f"the grid has no compatible (method, task, hardware) cell: {m} x {t} [{hw}]: {reason}")
@@ -361,7 +395,9 @@ def grid(
 def status(db: DbOption = None) -> None:
     """Counts of stored runs per task, method and status, and the latest failures."""
     from leaderboard.queries import status_counts
+    from bench.errors import mask_secrets
     from bench.store import Store
+    from rich.markup import escape
     from rich.table import Table
 
     store = Store.open(db, create=False)
@@ -374,7 +410,8 @@ def status(db: DbOption = None) -> None:
     out.print(table if rows else "no runs stored yet")
     for run in failures:
         last = (run.error or "").strip().splitlines()
-        out.print(f"[red]{run.status}[/red] {run.method} x {run.task} seed={run.seed}: {last[-1] if last else ''}")
+        out.print(f"[red]{run.status}[/red] {run.method} x {run.task} seed={run.seed}: "
+                  f"{escape(mask_secrets(last[-1])) if last else ''}")
 
 
 MetricOption = Annotated[Optional[list[str]], typer.Option(
@@ -745,7 +782,7 @@ def _print_paper_counts(papers, store, registry, seeds) -> None:
 @app.command()
 def leaderboard(
     db: DbOption = None,
-    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8501,
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.", click_type=ASCII_INT)] = 8501,
     address: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
 ) -> None:
     """Serve the Streamlit leaderboard (read-only) over the store."""
@@ -755,6 +792,11 @@ def leaderboard(
         raise BenchError(f"--port {port}: give a TCP port in 1-65535")
     if not address.strip():
         raise BenchError("--address is empty; give an address to listen on, e.g. 127.0.0.1")
+    from leaderboard.streamlit_server import unusable_address
+
+    problem = unusable_address(address, port)
+    if problem:
+        raise BenchError(problem)
     url = resolve_url(db)
     if _default_store_missing(url):
         Store.open(url)  # a fresh checkout: an empty default store, so the app shows the verdict locks' reference runs
@@ -788,11 +830,13 @@ def submit(
 ) -> None:
     """Submit a bench command to a Ray cluster as a job: bench submit --address URL -- grid ..."""
     from app.cluster import submit as submit_job
+    from bench.errors import mask_secrets
     from bench.store import resolve_url
 
     job = submit_job(address, list(ctx.args), resolve_url(db), python=python)  # masks the password (app.cluster)
     out.print(job, highlight=False)
-    err.print(f"submitted {job}; follow it with: bench jobs --address {address or '<head>'} {job} --follow",
+    err.print(f"submitted {job}; follow it with: bench jobs --address {mask_secrets(address or '<head>')} {job} "
+              "--follow",
               highlight=False)
 
 
@@ -872,11 +916,23 @@ def db_upgrade(db: DbOption = None) -> None:
 
 def main() -> None:
     """Entry point: BenchErrors and usage errors are one line on stderr with exit code 2."""
+    from bench.errors import ENVIRONMENT_FAULT_EXIT, EnvironmentFault
+
+    if os.environ.get("BENCH_DB_PASSWORD_FILE"):  # a submitted Ray job: its password file leaves the head at once
+        from bench.store import take_password_file
+
+        take_password_file()
     try:
         code = app(standalone_mode=False)
+    except EnvironmentFault as exc:  # disk full, store unreachable, out of memory: exit 3, what is stored, rerun
+        _fail(str(exc), ENVIRONMENT_FAULT_EXIT)
     except BenchError as exc:
         _fail(str(exc))
+    except MemoryError:
+        _fail("out of memory in the driver: every cell finished before it is stored; rerun the same command to resume "
+              "(cells done are skipped)", ENVIRONMENT_FAULT_EXIT)
     except Exception as exc:
+        _environment_error(exc)
         _database_error(exc)
         # click's usage errors (unknown option, missing flag, bad choice): duck-typed, because
         # typer vendors click under a private module path
@@ -887,6 +943,21 @@ def main() -> None:
             sys.exit(exc.exit_code)
         _fail(f"{exc.format_message()} (see `{command} --help`)")
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _environment_error(exc: Exception) -> None:
+    """A disk that fills up or memory that runs out outside a runner's writes: exit 3, one line."""
+    from bench.errors import ENVIRONMENT_FAULT_EXIT
+
+    if "sqlalchemy" not in sys.modules and not isinstance(exc, OSError):
+        return
+    from bench.writes import _first_line, environment_fault
+
+    what = environment_fault(exc)
+    if what is not None:
+        _fail(f"{what} ({_first_line(exc)}): every cell finished before it is stored; free "
+              f"{'memory' if what == 'out of memory' else 'disk space'} and rerun the same command to resume "
+              "(cells done are skipped)", ENVIRONMENT_FAULT_EXIT)
 
 
 def _database_error(exc: Exception) -> None:
@@ -902,6 +973,8 @@ def _database_error(exc: Exception) -> None:
         _fail(f"database error: {mask_url(lines[0])}")
 
 
-def _fail(message: str) -> None:
-    err.print(f"error: {' '.join(message.split())}", highlight=False, markup=False, soft_wrap=True)
-    sys.exit(2)
+def _fail(message: str, code: int = 2) -> None:
+    from bench.errors import mask_secrets
+
+    err.print(f"error: {' '.join(mask_secrets(message).split())}", highlight=False, markup=False, soft_wrap=True)
+    sys.exit(code)

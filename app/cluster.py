@@ -10,9 +10,11 @@ The password is not in that URL: Ray's dashboard shows every job's entrypoint an
 to anyone who can reach it. It travels as a file of mode 0600 inside the uploaded working
 directory (Ray keeps Unix modes when it unpacks a package on a node), named by
 `BENCH_DB_PASSWORD_FILE` relative to the job's working directory, where `resolve_url` reads it.
-The file exists on this machine only while the directory is zipped and uploaded. On the
-cluster it sits, like the code, in Ray's package store and the job's unpacked copy, readable
-by the account that runs Ray, which can read a job's environment anyway.
+The file exists on this machine only while the directory is zipped and uploaded. On the head,
+the job's `bench` reads it first thing, whatever the command and its outcome, and removes it
+from the job's unpacked working directory (bench.store.take_password_file); until then, and in
+Ray's package store until Ray drops the package, it is readable by the account that runs Ray,
+which can read a job's environment anyway.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ def use_token_auth() -> str | None:
 
 
 def auth_refused(address: str, source: str | None) -> str:
+    address = mask_url(address)
     if source is None:
         return (f"the Ray job API at {address} wants an authentication token and none is here: copy the head's "
                 "~/.ray/auth_token to this machine's ~/.ray/auth_token, or set RAY_AUTH_TOKEN to its contents")
@@ -75,7 +78,7 @@ def client(address: str | None):
     """A JobSubmissionClient for the head's dashboard address; BenchError if unreachable or refused."""
     address = resolve_address(address)
     if not address.startswith(("http://", "https://")):
-        raise BenchError(f"job address {address!r}: use the head's dashboard URL, e.g. http://HEAD:8265")
+        raise BenchError(f"job address {mask_url(address)!r}: use the head's dashboard URL, e.g. http://HEAD:8265")
     source = use_token_auth()
     from ray.exceptions import AuthenticationError
     from ray.job_submission import JobSubmissionClient
@@ -86,7 +89,7 @@ def client(address: str | None):
         raise BenchError(auth_refused(address, source)) from None
     except (ConnectionError, RuntimeError, ValueError, OSError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise BenchError(f"cannot reach the Ray job API at {address}: {first}") from None
+        raise BenchError(f"cannot reach the Ray job API at {mask_url(address)}: {mask_url(first)}") from None
 
 
 def job_entrypoint(args: list[str], python: str = "python") -> str:
@@ -136,7 +139,7 @@ def submit(address: str | None, args: list[str], db_url: str, working_dir: Path 
         return jobs.submit_job(entrypoint=entrypoint, runtime_env=runtime_env)  # zips and uploads the folder first
     except (RuntimeError, ValueError, OSError) as exc:
         first = mask_url((str(exc).strip().splitlines() or [type(exc).__name__])[0])
-        raise BenchError(f"job submission to {resolve_address(address)} failed: {first}") from None
+        raise BenchError(f"job submission to {mask_url(resolve_address(address))} failed: {first}") from None
     finally:
         if secret is not None:
             secret.unlink(missing_ok=True)
@@ -160,7 +163,8 @@ def job_info(address: str | None, submission_id: str):
     try:
         return jobs, jobs.get_job_info(submission_id)
     except RuntimeError:
-        raise BenchError(f"no job {submission_id!r} on {resolve_address(address)}; `bench jobs` lists them") from None
+        raise BenchError(f"no job {submission_id!r} on {mask_url(resolve_address(address))}; `bench jobs` lists them") \
+            from None
 
 
 def follow(address: str | None, submission_id: str, write) -> str:

@@ -13,13 +13,15 @@ A grid file looks like:
 from __future__ import annotations
 
 import itertools
+import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import yaml
 
-from bench.configs import build_config, config_dict, field_types, parse_overrides
+from bench.configs import DuplicateKey, build_config, config_dict, field_types, load_yaml, parse_overrides
 from bench.errors import BenchError
 from bench.registry import Registry
 from bench.spec import Cell, validate_hardware
@@ -40,6 +42,8 @@ class Grid:
 
 
 MAX_SEED = 2**31 - 1  # runs.seed is a 32-bit integer on PostgreSQL
+MAX_CELLS = 100_000  # cells in one grid unless --max-cells raises it: counted before any cell is built
+_DIGITS = re.compile(r"[0-9]+")  # ASCII decimal: not "٣", "1_0" or " 0x10"
 MAX_SEEDS = 10_000  # seeds in one command: more is a typo (0-99999999999), not an experiment
 _SEEDS_HELP = f"use integers in 0-{MAX_SEED}, a range such as 0-9, or a list such as 0,3,5 (at most {MAX_SEEDS} seeds)"
 
@@ -65,11 +69,10 @@ def parse_seeds(text: str | int | list) -> list[int]:
         found: set[int] = set()
         for part in text.split(","):
             lo_text, dash, hi_text = part.strip().partition("-")
-            try:
-                lo = int(lo_text)
-                hi = int(hi_text) if dash else lo
-            except ValueError:
-                raise BenchError(f"bad seeds {text!r}: {_SEEDS_HELP}") from None
+            if not _DIGITS.fullmatch(lo_text.strip()) or (dash and not _DIGITS.fullmatch(hi_text.strip())):
+                raise BenchError(f"bad seeds {text!r}: {_SEEDS_HELP}")
+            lo = int(lo_text)
+            hi = int(hi_text) if dash else lo
             if not 0 <= lo <= hi <= MAX_SEED:
                 raise BenchError(f"bad seeds {text!r}: {_SEEDS_HELP}")
             if hi - lo + 1 + len(found) > MAX_SEEDS:  # before the range is listed
@@ -93,17 +96,48 @@ def make_cell(registry: Registry, method: Entry, task: Entry, seed: int, hardwar
     return Cell(m.name, t.name, int(seed), method_config, task_config, hardware)
 
 
+def _unique(registry: Registry, kind: str, entries: list[Entry]) -> list[tuple[Entry, dict[str, Any]]]:
+    """Each distinct entry once, with its full config (the defaults with its overrides): the same name and overrides
+    listed 400,000 times is built once, and two entries that come to the same full config are one."""
+    seen: dict[str, None] = {}
+    out: dict[str, tuple[Entry, dict[str, Any]]] = {}
+    for entry in entries:
+        raw = f"{entry.name}\0{json.dumps(entry.config, sort_keys=True, default=repr)}"
+        if raw in seen:
+            continue
+        seen[raw] = None
+        item = registry.method(entry.name) if kind == "method" else registry.task(entry.name)
+        full = config_dict(build_config(item.Config, entry.config, item.name))
+        out.setdefault(f"{item.name}\0{json.dumps(full, sort_keys=True)}", (Entry(item.name, entry.config), full))
+    return list(out.values())
+
+
 def expand(registry: Registry, methods: list[Entry], tasks: list[Entry], seeds: list[int],
-           hardware: list[str]) -> Grid:
-    cells, incompatible = [], []
-    for m, t, hw in itertools.product(methods, tasks, hardware):
+           hardware: list[str], max_cells: int | None = MAX_CELLS) -> Grid:
+    """The grid's cells, duplicates removed before any is built; more than `max_cells` (None: no cap) is refused
+    before any is built, counting the distinct compatible cells."""
+    for hw in hardware:
+        try:
+            validate_hardware(hw)
+        except ValueError as exc:
+            raise BenchError(str(exc)) from None
+    unique_methods, unique_tasks = _unique(registry, "method", methods), _unique(registry, "task", tasks)
+    seeds, hardware = list(dict.fromkeys(int(s) for s in seeds)), list(dict.fromkeys(hardware))
+    pairs, incompatible = [], []
+    for (m, m_config), (t, t_config), hw in itertools.product(unique_methods, unique_tasks, hardware):
         reason = registry.incompatibility(m.name, t.name, hw)
         if reason:
             incompatible.append((m.name, t.name, hw, reason))
-            continue
-        cells.extend(make_cell(registry, m, t, seed, hw) for seed in seeds)
-    unique = list(dict.fromkeys(cells))  # same run_key twice is one cell
-    return Grid(unique, incompatible)
+        else:
+            pairs.append((m.name, m_config, t.name, t_config, hw))
+    total = len(pairs) * len(seeds)
+    if max_cells is not None and total > max_cells:
+        raise BenchError(f"the grid has {total:,} cells ({len(unique_methods)} methods x {len(unique_tasks)} tasks x "
+                         f"{len(hardware)} hardware x {len(seeds)} seeds, compatible and distinct), more than the cap "
+                         f"of {max_cells:,}: split it, or raise the cap with --max-cells")
+    cells = [Cell(m, t, seed, dict(m_config), dict(t_config), hw) for m, m_config, t, t_config, hw in pairs
+             for seed in seeds]
+    return Grid(cells, list(dict.fromkeys(incompatible)))
 
 
 def entry_from_flag(registry: Registry, kind: str, name: str, raw_overrides: Mapping[str, str],
@@ -144,11 +178,13 @@ def _entries(items: Any, key: str) -> list[Entry]:
 def load_grid_file(path: Path) -> dict[str, Any]:
     """methods, tasks, seeds, hardware from a YAML grid file (validated shapes, names unchecked)."""
     try:
-        data = yaml.safe_load(Path(path).read_bytes().decode("utf-8"))
+        data = load_yaml(Path(path).read_bytes().decode("utf-8"))
     except OSError as exc:
         raise BenchError(f"cannot read grid file {path}: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
         raise BenchError(f"grid file {path} is not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    except DuplicateKey as exc:
+        raise BenchError(f"grid file {path}: {exc}") from None
     except yaml.YAMLError as exc:
         raise BenchError(f"grid file {path} is not valid YAML: {' '.join(str(exc).split())}") from None
     except RecursionError:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import shlex
 import types
 import typing
@@ -16,6 +17,75 @@ from typing import Any, Iterable, Mapping
 import yaml
 
 from bench.errors import BenchError
+
+
+INT_LIMIT = 2**31 - 1  # the default bound of an integer field: |value| <= this (a Config field may state its own)
+_ASCII_INT = re.compile(r"[+-]?[0-9]+")
+_ASCII_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?"
+                          r"|[0-9]+[eE][+-]?[0-9]+)")
+_NOT_A_NUMBER = ("inf", "infinity", "nan")  # read as floats, so that they are refused as not finite
+_YAML_INT = "tag:yaml.org,2002:int"
+_YAML_FLOAT = "tag:yaml.org,2002:float"
+
+
+class DuplicateKey(yaml.YAMLError):
+    """A mapping that gives one key twice (YAML keeps the last silently)."""
+
+
+def _strict_resolvers() -> dict:
+    """YAML 1.1's implicit resolvers with numbers narrowed to ASCII decimal (no 0x10, 0o17, 1_000, 1:30, 010 as 8)."""
+    kept = {first: [(tag, regexp) for tag, regexp in resolvers if tag not in (_YAML_INT, _YAML_FLOAT)]
+            for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    number = re.compile(rf"^(?:{_ASCII_INT.pattern}|{_ASCII_FLOAT.pattern})$")
+    special = re.compile(r"^(?:[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$")
+    for first in "+-0123456789.":
+        kept.setdefault(first, [])
+        kept[first].insert(0, (_YAML_FLOAT, special))
+        kept[first].insert(0, (_YAML_FLOAT, number))  # ints too: the constructor below tells them apart
+    return kept
+
+
+class StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """YAML for configs and grid files: numbers are ASCII decimal only, and a key given twice is an error."""
+
+    yaml_implicit_resolvers = _strict_resolvers()
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.setdefault(key, key_node)
+            except TypeError:  # an unhashable key: SafeConstructor reports it
+                continue
+            if first is not key_node:
+                raise DuplicateKey(f"key {key!r} is given twice (lines {first.start_mark.line + 1} and "
+                                   f"{key_node.start_mark.line + 1}): give each key once")
+        return super().construct_mapping(node, deep=deep)
+
+
+def _construct_number(loader, node):
+    text = loader.construct_scalar(node)
+    if _ASCII_INT.fullmatch(text):
+        return _int(text)
+    if text.lower().lstrip("+-") in (".inf", ".nan"):
+        return yaml.SafeLoader.construct_yaml_float(loader, node)
+    return float(text)
+
+
+def _int(text: str) -> int | float:
+    try:
+        return int(text)
+    except ValueError:  # more digits than Python converts (4,300): far past any bound, refused as such
+        return math.inf if not text.startswith("-") else -math.inf
+
+
+StrictLoader.add_constructor(_YAML_FLOAT, _construct_number)
+
+
+def load_yaml(text: str) -> Any:
+    """YAML text read with StrictLoader (ASCII decimal numbers, no key twice)."""
+    return yaml.load(text, Loader=StrictLoader)  # noqa: S506 - a SafeLoader subclass
 
 
 def field_types(config_cls: type) -> dict[str, Any]:
@@ -78,19 +148,19 @@ def coerce(tp: Any, value: Any) -> Any:
 
 
 def _scalar(text: str) -> Any:
-    """A command-line word as int, float, bool, None, or YAML (lists); text otherwise."""
+    """A command-line word as int, float (ASCII decimal only: not 0x10, 1_000 or non-ASCII digits), bool, None, or
+    YAML (lists); text otherwise."""
     word = text.strip()
-    for convert in (int, float):
-        try:
-            return convert(word)
-        except ValueError:
-            pass
+    if _ASCII_INT.fullmatch(word):
+        return _int(word)
+    if _ASCII_FLOAT.fullmatch(word) or word.lower().lstrip("+-") in _NOT_A_NUMBER:
+        return float(word)
     lowered = word.lower()
     if lowered in ("true", "false"):
         return lowered == "true"
     if lowered in ("none", "null", "~"):
         return None
-    return yaml.safe_load(word)
+    return load_yaml(word)
 
 
 def parse_text(tp: Any, text: str) -> Any:
@@ -123,10 +193,27 @@ def build_config(config_cls: type, values: Mapping[str, Any], owner: str) -> Any
             kwargs[key] = coerce(types_[key], value)
         except TypeError as exc:
             raise BenchError(f"{owner}.{key}: {exc}") from None
+        check_bounds(config_cls, key, kwargs[key], owner)
     try:
         return config_cls(**kwargs)
     except (TypeError, ValueError) as exc:
         raise BenchError(f"invalid config for {owner}: {exc}") from None
+
+
+def bounds(config_cls: type, key: str) -> tuple[int, int]:
+    """(min, max) of an integer field: its own, stated as `field(metadata={"max": ..., "min": ...})`, else
+    -INT_LIMIT..INT_LIMIT."""
+    meta = next((f.metadata for f in dataclasses.fields(config_cls) if f.name == key), {})
+    return int(meta.get("min", -INT_LIMIT)), int(meta.get("max", INT_LIMIT))
+
+
+def check_bounds(config_cls: type, key: str, value: Any, owner: str) -> None:
+    """An integer (or a tuple's integers) within the field's bounds, else a BenchError naming them."""
+    low, high = bounds(config_cls, key)
+    for item in value if isinstance(value, tuple) else (value,):
+        if isinstance(item, int) and not isinstance(item, bool) and not low <= item <= high:
+            shown = item if len(str(item)) <= 24 else f"an integer of {len(str(abs(item)))} digits"
+            raise BenchError(f"{owner}.{key}={shown}: out of bounds; give an integer in {low}..{high}")
 
 
 def config_dict(config: Any) -> dict[str, Any]:
@@ -151,10 +238,10 @@ def split_overrides(pairs: list[str]) -> tuple[dict[str, str], dict[str, str]]:
         key = key.strip()
         if not sep or not key:
             raise BenchError(f"bad override {pair!r}: expected key=value, e.g. --set c=0.5 or --set task.beta=0.05")
-        if key.startswith("task."):
-            task[key[len("task."):]] = text
-        else:
-            method[key.removeprefix("method.")] = text
+        target, name = (task, key[len("task."):]) if key.startswith("task.") else (method, key.removeprefix("method."))
+        if name in target:
+            raise BenchError(f"--set {key} is given twice ({target[name]!r} and {text!r}): give each key once")
+        target[name] = text
     return method, task
 
 

@@ -23,7 +23,7 @@ from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError, Oper
 
 import bench
 from bench import provenance
-from bench.errors import BenchError
+from bench.errors import BenchError, mask_secrets
 from bench.models import CurvePoint, Environment, MetricValue, Run
 from bench.spec import RunRecord
 
@@ -35,12 +35,18 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 PASSWORD_FILE_ENV = "BENCH_DB_PASSWORD_FILE"  # a Ray job reads its store's password from this file (app.cluster)
-_PASSWORD_IN_URL = re.compile(r"(://[^:/]*:)([^@]*)@")  # SQLAlchemy's own split: user up to ':', password up to '@'
 
 
-def mask_url(url: str) -> str:
-    """The URL with its password as ***, also for a URL that does not parse: the only form ever shown."""
-    return _PASSWORD_IN_URL.sub(lambda m: m.group(1) + "***@", str(url))
+def mask_url(url: object) -> str:
+    """The URL (or any text quoting URLs) with every secret as ***: the user-info's password, a `password=` query
+    parameter and any parameter whose name looks like a secret; also for a URL that does not parse. The only form
+    ever shown (bench.errors.mask_secrets, which every message, log line, page and stored error goes through)."""
+    return mask_secrets(url)
+
+
+def shown_url(engine: Engine) -> str:
+    """The engine's URL as it may be shown: masked (render_as_string hides only the user-info's password)."""
+    return mask_secrets(engine.url.render_as_string(hide_password=True))
 
 
 def resolve_url(url: str | None) -> str:
@@ -62,6 +68,38 @@ def resolve_url(url: str | None) -> str:
     return url
 
 
+_TAKEN_PASSWORDS: dict[str, str] = {}  # password file (absolute) -> its text, read once
+
+
+def take_password_file() -> None:
+    """Read BENCH_DB_PASSWORD_FILE (a submitted Ray job's) into memory and remove the file at once.
+
+    `bench` does this first thing, whatever the command and whatever its outcome, so the job's copy of the password
+    on the Ray head (its unpacked working directory) is gone as soon as the job starts; `resolve_url` then takes the
+    password from memory. A file that is missing here is reported by `resolve_url`, when a store is opened."""
+    secret_file = os.environ.get(PASSWORD_FILE_ENV)
+    if secret_file:
+        try:
+            _password_from(Path(secret_file))
+        except BenchError:
+            pass
+
+
+def _password_from(path: Path) -> str:
+    key = str(path.absolute())
+    if key not in _TAKEN_PASSWORDS:
+        try:
+            _TAKEN_PASSWORDS[key] = path.read_text().rstrip("\n")
+        except OSError as exc:
+            raise BenchError(f"cannot read the store's password file {path} ({PASSWORD_FILE_ENV}): "
+                             f"{exc.strerror}") from None
+        try:
+            path.unlink()  # read once: no copy of the password stays on disk
+        except OSError:
+            pass
+    return _TAKEN_PASSWORDS[key]
+
+
 def _with_password_from(url: str, path: Path) -> str:
     try:
         parsed = make_url(url)
@@ -69,12 +107,7 @@ def _with_password_from(url: str, path: Path) -> str:
         return url  # make_engine reports the bad URL
     if parsed.password is not None:
         return url
-    try:
-        password = path.read_text().rstrip("\n")
-    except OSError as exc:
-        raise BenchError(f"cannot read the store's password file {path} ({PASSWORD_FILE_ENV}): "
-                         f"{exc.strerror}") from None
-    return parsed.set(password=password).render_as_string(hide_password=False)
+    return parsed.set(password=_password_from(path)).render_as_string(hide_password=False)
 
 
 def _check_sqlite_file(url: str) -> None:
@@ -191,7 +224,7 @@ def upgrade(engine: Engine) -> str:
 
     state = schema_state(engine)
     if state == "foreign":
-        raise BenchError(f"{engine.url.render_as_string(hide_password=True)} holds tables that are not a bench store; "
+        raise BenchError(f"{shown_url(engine)} holds tables that are not a bench store; "
                          "refusing to migrate it")
     with engine.begin() as connection:
         # drivers opening one new database at once: one migrates, inside one transaction, and the
@@ -228,7 +261,7 @@ def _check_pages(connection, engine: Engine) -> None:
 
 def schema_state(engine: Engine) -> str:
     """'empty', 'current', 'old:<rev>' or 'foreign'; a corrupt file or a newer schema is a BenchError."""
-    shown = mask_url(engine.url.render_as_string(hide_password=True))
+    shown = shown_url(engine)
     try:
         with engine.connect() as connection:
             _check_pages(connection, engine)
@@ -282,14 +315,14 @@ class Store:
             upgrade(engine)
         elif state == "foreign":
             raise BenchError(
-                f"{engine.url.render_as_string(hide_password=True)} is not a bench database (foreign tables); "
+                f"{shown_url(engine)} is not a bench database (foreign tables); "
                 "pass --db with another URL"
             )
         elif state.startswith("old:"):
             raise BenchError(f"database schema is at revision {state[4:]}, this code needs {SCHEMA_HEAD}: "
                              "run `bench db upgrade`")
         elif state == "empty":
-            raise BenchError(f"{engine.url.render_as_string(hide_password=True)} holds no bench store yet: "
+            raise BenchError(f"{shown_url(engine)} holds no bench store yet: "
                              "run a grid or `bench db upgrade` first")
         if not readonly and not (path is not None and _read_only(path)):  # reading a read-only store is fine
             _enable_wal(engine)
@@ -297,7 +330,8 @@ class Store:
 
     @property
     def url(self) -> str:
-        return self.engine.url.render_as_string(hide_password=True)
+        """The store's URL as it may be shown (masked)."""
+        return shown_url(self.engine)
 
     def environment_id(self, where: dict | None = None) -> int:
         """The provenance row of a run computed on `where` (bench.provenance.machine() of the process that ran it;

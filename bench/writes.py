@@ -35,7 +35,7 @@ from datetime import datetime, timezone
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
-from bench.errors import BenchError
+from bench.errors import BenchError, EnvironmentFault, mask_secrets
 from bench.models import CurvePoint, Lease, MetricValue, Run
 from bench.spec import RunRecord
 
@@ -77,6 +77,31 @@ def _dead_here(owner: str) -> bool:
     except OSError:  # alive, another user's
         return False
     return False
+
+
+_DISK_FULL = ("database or disk is full", "disk i/o error", "no space left on device", "could not extend file",
+              "disk quota exceeded")
+_NO_MEMORY = ("out of memory", "cannot allocate memory")
+
+
+def environment_fault(exc: BaseException) -> str | None:
+    """'disk full' or 'out of memory' when `exc` is that fault of the machine (SQLite's SQLITE_FULL, PostgreSQL's
+    53100/53200, ENOSPC, EDQUOT, ENOMEM, MemoryError), else None."""
+    import errno
+
+    if isinstance(exc, MemoryError):
+        return "out of memory"
+    if isinstance(exc, OSError) and not isinstance(exc, DBAPIError):
+        return {errno.ENOSPC: "disk full", errno.EDQUOT: "disk full", errno.ENOMEM: "out of memory"}.get(exc.errno)
+    if isinstance(exc, DBAPIError):
+        orig = exc.orig
+        state = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+        text = str(orig).lower()
+        if state == "53100" or any(w in text for w in _DISK_FULL):
+            return "disk full"
+        if state == "53200" or any(w in text for w in _NO_MEMORY):
+            return "out of memory"
+    return None
 
 
 def is_outage(exc: BaseException, dialect: str) -> bool:
@@ -162,11 +187,16 @@ def _row(record: RunRecord, runner: str, environment_id: int, code_version: str,
         run_key=key or cell.run_key, setting_key=cell.setting_key, method=cell.method,
         method_config=dict(cell.method_config),
         task=cell.task, task_version=record.task_version, task_config=dict(cell.task_config), seed=int(cell.seed),
-        hardware=cell.hardware, status=record.status, error=record.error, started_at=started,
+        hardware=cell.hardware, status=record.status, error=_masked(record.error), started_at=started,
         finished_at=datetime.now(timezone.utc).replace(tzinfo=None), wall_s=record.wall_s,
         cpu_s=record.cpu_s, peak_mem_mb=record.peak_mem_mb, runner=runner, environment_id=environment_id,
-        code_version=code_version, log=record.log,
+        code_version=code_version, log=_masked(record.log),
     )
+
+
+def _masked(text: str | None) -> str | None:
+    """A stored error or log with every URL's secrets masked (a traceback may quote a store's URL)."""
+    return text if text is None else mask_secrets(text)
 
 
 def save_batch(engine, records: list[tuple[RunRecord, str]], environment_ids: list[int], code_version: str,
@@ -236,7 +266,7 @@ class Writer:
         self.saved = 0  # records written by this driver
         self.kept = 0  # records dropped because a done run was already stored
         self._last_flush = self._last_beat = time.monotonic()
-        self._broken = False
+        self._broken: str | bool = False  # "unreachable", "disk full", "out of memory" once stopped by a fault
         self._dialect = store.engine.dialect.name
 
     # -- leases
@@ -291,12 +321,29 @@ class Writer:
         try:
             self.flush()
         finally:
-            if self.leased and not self._broken:
-                try:  # best effort: a lease left behind expires after the TTL anyway
+            # best effort (a lease left behind expires after the TTL, and a rerun on this host takes over the leases
+            # of its dead processes at once); not when the store is unreachable: that would wait for it again
+            if self.leased and self._broken != "unreachable":
+                try:
                     release(self.store.engine, self.owner)
                 except DBAPIError:
                     pass
             self.leased.clear()
+
+    def fault(self, exc: BaseException) -> EnvironmentFault | None:
+        """The EnvironmentFault (exit 3) for a fault of the machine (disk full, out of memory; bench.errors), with
+        what is stored and that a rerun resumes; None for any other error. Marks the writer broken: what is pending
+        is not written again."""
+        what = environment_fault(exc)
+        if what is None:
+            return None
+        self._broken = self._broken or what
+        return EnvironmentFault(self._stopped(f"{what} ({_first_line(exc)})", "free "
+                                              + ("memory" if what == "out of memory" else "disk space") + " and "))
+
+    def _stopped(self, why: str, advice: str = "") -> str:
+        return (f"{why}: {self.saved} finished cells of this run are stored, {len(self.pending)} finished but not "
+                f"saved will run again; {advice}rerun the same command to resume (cells done are skipped)")
 
     def __enter__(self) -> "Writer":
         return self
@@ -310,13 +357,16 @@ class Writer:
         while True:
             try:
                 return action()
-            except DBAPIError as exc:
-                if not is_outage(exc, self._dialect):
+            except (DBAPIError, OSError, MemoryError) as exc:
+                fault = self.fault(exc)
+                if fault is not None:
+                    raise fault from None
+                if not isinstance(exc, DBAPIError) or not is_outage(exc, self._dialect):
                     raise
                 waited = time.monotonic() - started
                 if waited >= self.retry_s:
-                    self._broken = True
-                    raise BenchError(self._gave_up(exc)) from None
+                    self._broken = "unreachable"
+                    raise EnvironmentFault(self._gave_up(exc)) from None
                 if not told:
                     told = True
                     print(f"store unreachable ({_first_line(exc)}); retrying for up to {self.retry_s:g} s",
@@ -325,12 +375,10 @@ class Writer:
                 delay = min(delay * 2, 5.0)
 
     def _gave_up(self, exc: BaseException) -> str:
-        return (f"the store {self.store.url} was unreachable for {self.retry_s:g} s ({_first_line(exc)}): "
-                f"{self.saved} finished cells of this run are stored, {len(self.pending)} finished but not saved will "
-                f"run again; rerun the same command to resume (cells done are skipped), with --store-retry SECONDS "
-                f"(or BENCH_STORE_RETRY_S) to wait longer")
+        return (self._stopped(f"the store {self.store.url} was unreachable for {self.retry_s:g} s ({_first_line(exc)})")
+                + ", with --store-retry SECONDS (or BENCH_STORE_RETRY_S) to wait longer")
 
 
 def _first_line(exc: BaseException) -> str:
     orig = getattr(exc, "orig", None) or exc
-    return (str(orig).strip().splitlines() or [type(orig).__name__])[0]
+    return mask_secrets((str(orig).strip().splitlines() or [type(orig).__name__])[0])

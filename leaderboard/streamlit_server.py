@@ -28,6 +28,33 @@ import time
 PREFETCH = "--prefetch-overview"  # argv[1] of the child process
 
 
+def unusable_address(address: str, port: int) -> str | None:
+    """Why the server could not listen on address:port (a name that does not resolve, an address of another
+    machine, a port in use), or None: checked by binding it, before `bench leaderboard` hands over to streamlit,
+    whose own failure there is a 55-line traceback."""
+    import socket
+
+    try:
+        found = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError, ValueError, OSError) as exc:
+        why = getattr(exc, "strerror", None) or str(exc)
+        return f"--address {address!r} is not an address or a host name that resolves ({why})"
+    last: OSError | None = None
+    for family, kind, proto, _, where in found:
+        try:
+            with socket.socket(family, kind, proto) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds
+                probe.bind(where)
+            return None
+        except OSError as exc:
+            last = exc
+    why = last.strerror if last is not None and last.strerror else str(last)
+    if last is not None and last.errno == 98:  # EADDRINUSE
+        return f"--port {port}: something already listens on {address}:{port} ({why}); give another --port"
+    return (f"--address {address!r}: cannot listen there ({why}); give an address of this machine, e.g. 127.0.0.1 "
+            "or 0.0.0.0")
+
+
 def compute_overview() -> bytes:
     """The child's work: the overview rows of BENCH_DB_URL's store, pickled (read only by the parent)."""
     from bench.registry import Registry

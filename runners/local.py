@@ -85,6 +85,11 @@ def run_cells(cells: list[Cell], store: Store, registry: Registry, workers: int 
         else:
             with _sigterm_interrupts(), torch_threads(threads):
                 _run_here(todo, registry, finish, writer, summary)
+    except (MemoryError, OSError) as exc:  # the driver's disk is full or its memory ran out: exit 3
+        fault = writer.fault(exc)
+        if fault is None:
+            raise
+        raise fault from None
     finally:
         writer.close()  # flush the last batch, release the leases left: Ctrl-C loses nothing
         summary.kept = writer.kept

@@ -35,7 +35,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Callable
 
-from bench.errors import BenchError
+from bench.errors import BenchError, mask_secrets
 from bench.registry import Listing, Registry
 from bench.spec import Cell, RunRecord, Status
 from bench.store import Store
@@ -96,8 +96,9 @@ def connect(address: str | None, runtime_env: dict | None = None, num_cpus: int 
     import ray
 
     if address and address.startswith(("http://", "https://")):
-        raise BenchError(f"Ray address {address!r} is a dashboard (job API) address; `bench grid --address` takes "
-                         f"the GCS address HOST:6379 or `auto` (use `bench submit --address {address}` for jobs)")
+        shown = mask_secrets(address)
+        raise BenchError(f"Ray address {shown!r} is a dashboard (job API) address; `bench grid --address` takes "
+                         f"the GCS address HOST:6379 or `auto` (use `bench submit --address {shown}` for jobs)")
     if ray.is_initialized():
         return
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
@@ -114,7 +115,8 @@ def connect(address: str | None, runtime_env: dict | None = None, num_cpus: int 
     except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
         ray.shutdown()
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise BenchError(f"cannot reach a Ray cluster at {address or 'a new local Ray'}: {first}") from None
+        raise BenchError(f"cannot reach a Ray cluster at {mask_secrets(address or 'a new local Ray')}: "
+                         f"{mask_secrets(first)}") from None
     if kwargs.get("address") == "local":
         _start_reaper(os.path.dirname(ray.__file__))
 
@@ -141,11 +143,12 @@ def _check_reachable(address: str) -> None:
 
     host, _, port = address.removeprefix("ray://").rpartition(":")
     if not host or not port.isdigit():
-        raise BenchError(f"bad Ray address {address!r}: use HOST:PORT (the head's GCS port, 6379 by default) or auto")
+        raise BenchError(f"bad Ray address {mask_secrets(address)!r}: use HOST:PORT (the head's GCS port, 6379 by "
+                         "default) or auto")
     try:
         socket.create_connection((host, int(port)), timeout=5).close()
     except OSError as exc:
-        raise BenchError(f"cannot reach a Ray cluster at {address}: {exc.strerror or exc} "
+        raise BenchError(f"cannot reach a Ray cluster at {mask_secrets(address)}: {exc.strerror or exc} "
                          "(is `ray start --head` running there?)") from None
 
 
@@ -200,6 +203,11 @@ def run_cells(cells: list[Cell], store: Store, registry: Registry, address: str 
     try:
         with _sigterm_as_interrupt():
             _drive(todo, registry, timeout, on_record, on_status, retries, summary, writer)
+    except (MemoryError, OSError) as exc:  # the driver's disk is full or its memory ran out: exit 3
+        fault = writer.fault(exc)
+        if fault is None:
+            raise
+        raise fault from None
     finally:
         try:
             writer.close()

@@ -61,9 +61,30 @@ GRID_FILES = {  # name -> content (bytes): each a grid file that must be refused
     "seeds_empty.yaml": b"methods: [sgd]\ntasks: [performative]\nseeds: []\n",
     "seeds_list_neg.yaml": b"methods: [sgd]\ntasks: [performative]\nseeds: [0, -2]\n",
     "incompatible.yaml": b"methods: [sgd]\ntasks: [concept_erasure]\n",
+    # numbers are ASCII decimal, a key is given once, integers are bounded, a grid is capped
+    "dup_methods.yaml": b"methods: [sgd]\ntasks: [performative]\nmethods: [pcsgd]\n",
+    "dup_seeds.yaml": b"methods: [sgd]\ntasks: [performative]\nseeds: 0\nseeds: 1\n",
+    "dup_config_key.yaml": b"methods: [{name: sgd, config: {T: 1, T: 2}}]\ntasks: [performative]\n",
+    "dup_task_config_key.yaml": b"methods: [sgd]\ntasks: [{name: performative, config: {beta: 0.1, beta: 0.2}}]\n",
+    "config_hex.yaml": b"methods: [{name: sgd, config: {T: 0x10}}]\ntasks: [performative]\n",
+    "config_octal.yaml": b"methods: [{name: sgd, config: {T: 0o17}}]\ntasks: [performative]\n",
+    "config_underscore.yaml": b"methods: [{name: sgd, config: {T: 1_000}}]\ntasks: [performative]\n",
+    "config_sexagesimal.yaml": b"methods: [{name: sgd, config: {T: '1:30'}}]\ntasks: [performative]\n",
+    "config_arabic.yaml": "methods: [{name: sgd, config: {T: \u0663}}]\ntasks: [performative]\n".encode(),
+    "config_huge_int.yaml": b"methods: [{name: sgd, config: {T: 1000000000000000000000000000000}}]\n"
+                            b"tasks: [performative]\n",
+    "config_int_2_31.yaml": f"methods: [{{name: sgd, config: {{T: {2**31}}}}}]\ntasks: [performative]\n".encode(),
+    "task_config_huge_int.yaml": b"methods: [sgd]\ntasks: [{name: performative, config: {m: -99999999999}}]\n",
+    "seeds_hex.yaml": b"methods: [sgd]\ntasks: [performative]\nseeds: 0x10\n",
+    "seeds_arabic.yaml": "methods: [sgd]\ntasks: [performative]\nseeds: \u0663\n".encode(),
+    "seeds_sexagesimal.yaml": b"methods: [sgd]\ntasks: [performative]\nseeds: 1:30\n",
+    "seeds_underscore_range.yaml": b"methods: [sgd]\ntasks: [performative]\nseeds: 0-1_0\n",
+    "over_cap.yaml": ("methods: [" + ", ".join(f"{{name: sgd, config: {{T: {t}}}}}" for t in range(1, 12))
+                      + "]\ntasks: [performative]\nseeds: 0-9999\n").encode(),  # 110,000 distinct cells
 }
 
-RUN = ["run", "-m", "sgd", "-t", "performative", "--set", "T=2000"]
+SGD = ["run", "-m", "sgd", "-t", "performative"]
+RUN = SGD + ["--set", "T=2000"]
 PCSGD = ["run", "-m", "pcsgd", "-t", "performative", "--set", "T=2000"]
 GRID = ["grid", "-m", "sgd", "-t", "performative", "--set", "T=2000"]
 BAD_DBS = {  # an id -> a --db value that every store-opening command must refuse
@@ -135,8 +156,46 @@ def _cases():
          "incompatible pair: sft takes PreferenceProblem problems, preference_bandit builds BanditPreferenceProblem"),
         ("run-unknown-key", RUN + ["--set", "cc=1"], "unknown config key 'cc'"),
         ("run-task-unknown-key", RUN + ["--set", "task.dim=20"], "unknown config key 'dim'"),
-        ("run-wrong-type", RUN + ["--set", "T=fast"], "expected int"),
-        ("run-float-for-int", RUN + ["--set", "T=1.5"], "expected int"),
+        ("run-wrong-type", SGD + ["--set", "T=fast"], "expected int"),
+        ("run-float-for-int", SGD + ["--set", "T=1.5"], "expected int"),
+        # numbers: ASCII decimal only (int() and YAML also read these), integers within bounds
+        ("run-set-arabic-digit", SGD + ["--set", "T=\u0663"], "expected int, got '\u0663'"),
+        ("run-set-fullwidth-digit", SGD + ["--set", "T=\uff13"], "expected int"),
+        ("run-set-float-arabic", ["run", "-m", "pcsgd", "-t", "performative", "--set", "c=\u0660.\u0665"],
+         "expected float"),
+        ("run-set-hex", SGD + ["--set", "T=0x10"], "expected int, got '0x10'"),
+        ("run-set-octal", SGD + ["--set", "T=0o17"], "expected int"),
+        ("run-set-binary", SGD + ["--set", "T=0b101"], "expected int"),
+        ("run-set-underscore", SGD + ["--set", "T=1_000"], "expected int, got '1_000'"),
+        ("run-set-sexagesimal", SGD + ["--set", "T=1:30"], "expected int"),
+        ("run-set-power", SGD + ["--set", "T=10**30"], "expected int"),
+        ("run-set-list-hex", ["run", "-m", "sgd", "-t", "performative", "--set", "task.beta=[0x10]"], "expected"),
+        ("run-set-huge-int", SGD + ["--set", "T=1" + "0" * 30], "out of bounds"),
+        ("run-set-int-2-31", SGD + ["--set", f"T={2**31}"], f"T={2**31}: out of bounds"),
+        ("run-set-neg-huge-int", SGD + ["--set", f"T=-{2**40}"], "out of bounds"),
+        ("run-task-huge-int", SGD + ["--set", f"task.m={10**12}"], "performative.m="),
+        ("run-task-world-seed-huge", SGD + ["--set", f"task.world_seed={2**63}"], "out of bounds"),
+        ("run-seed-arabic", RUN + ["--seed", "\u0663"], "is not a valid integer"),
+        ("run-seed-underscore", RUN + ["--seed", "1_0"], "is not a valid integer"),
+        ("run-seeds-arabic", RUN + ["--seeds", "\u0663"], "bad seeds"),
+        ("run-seeds-underscore", RUN + ["--seeds", "1_0"], "bad seeds"),
+        ("run-seeds-range-arabic", RUN + ["--seeds", "0-\u0663"], "bad seeds"),
+        ("run-seeds-hex", RUN + ["--seeds", "0x10"], "bad seeds"),
+        ("run-seeds-plus", RUN + ["--seeds", "+3"], "bad seeds"),
+        ("run-workers-arabic", RUN + ["--workers", "\u0662"], "is not a valid integer"),
+        ("run-timeout-arabic", RUN + ["--timeout", "\u0663"], "is not a valid float"),
+        ("run-timeout-underscore", RUN + ["--timeout", "1_0"], "is not a valid float"),
+        ("run-store-retry-arabic", RUN + ["--store-retry", "\u0663"], "is not a valid float"),
+        # a key given twice
+        ("run-set-twice", SGD + ["--set", "T=1", "--set", "T=2"], "--set T is given twice ('1' and '2')"),
+        ("run-set-twice-same", SGD + ["--set", "T=1", "--set", "T=1"], "--set T is given twice"),
+        ("run-set-twice-prefixed", SGD + ["--set", "T=1", "--set", "method.T=2"], "--set method.T is given twice"),
+        ("run-task-set-twice", SGD + ["--set", "task.beta=0.1", "--set", "task.beta=0.2"],
+         "--set task.beta is given twice"),
+        # secrets in URLs: masked in every message
+        ("run-db-query-password", RUN + ["--db", "postgresql+psycopg://u@127.0.0.1:1/x?password=SECRET"],
+         "password=***"),
+        ("run-db-userinfo-password", RUN + ["--db", "postgresql+psycopg://u:SECRET@127.0.0.1:1/x"], "u:***@"),
         ("run-set-no-equals", RUN + ["--set", "T"], "bad override"),
         ("run-set-no-key", RUN + ["--set", "=1"], "bad override"),
         ("run-missing-task", ["run", "-m", "sgd"], "Missing option '--task'"),
@@ -163,6 +222,17 @@ def _cases():
         ("grid-hardware-tpu", GRID + ["--hardware", "tpu"], "hardware 'tpu'"),
         ("grid-hardware-colon", GRID + ["--hardware", "cuda:"], "hardware 'cuda:'"),
         ("grid-hardware-only-incompatible", GRID + ["--hardware", "cuda"], "no compatible"),
+        ("grid-set-twice", GRID + ["--set", "T=2000"], "--set T is given twice"),
+        ("grid-max-cells", GRID + ["--seeds", "0-9", "--max-cells", "5"], "10 cells"),
+        ("grid-max-cells-zero", GRID + ["--max-cells", "0"], "--max-cells 0"),
+        ("grid-max-cells-word", GRID + ["--max-cells", "many"], "is not a valid integer"),
+        ("grid-max-cells-arabic", GRID + ["--max-cells", "\u0665"], "is not a valid integer"),
+        ("grid-file-over-default-cap", ["grid", "-f", "{grid}/over_cap.yaml"], "110,000 cells"),
+        ("grid-file-over-cap-raised", ["grid", "-f", "{grid}/over_cap.yaml", "--max-cells", "1000"],
+         "more than the cap of 1,000"),
+        ("grid-store-retry-underscore", GRID + ["--store-retry", "1_0"], "is not a valid float"),
+        ("grid-db-query-token", GRID + ["--db", "postgresql+psycopg://u@127.0.0.1:1/x?sslpassword=SECRET&token=SECRET"],
+         "token=***"),
         ("grid-no-method", ["grid", "-t", "performative"], "at least one --method"),
         ("grid-unknown-method", ["grid", "-m", "sgdd", "-t", "performative"], "unknown method 'sgdd'"),
         ("grid-file-and-flags", ["grid", "-f", "{grid}/hw_tpu.yaml", "-m", "sgd"], "not both"),
@@ -214,6 +284,15 @@ def _cases():
         ("leaderboard-port-neg", ["leaderboard", "--port", "-1"], "--port -1"),
         ("leaderboard-port-word", ["leaderboard", "--port", "http"], "'http' is not a valid int"),
         ("leaderboard-address-empty", ["leaderboard", "--address", ""], "--address is empty"),
+        ("leaderboard-address-999", ["leaderboard", "--address", "999.1.1.1"], "'999.1.1.1' is not an address"),
+        ("leaderboard-address-bad-v6", ["leaderboard", "--address", "::1x"], "'::1x' is not an address"),
+        ("leaderboard-address-foreign", ["leaderboard", "--address", "8.8.8.8"], "cannot listen there"),
+        ("leaderboard-address-unknown-host", ["leaderboard", "--address", "no-such-host.invalid"],
+         "is not an address or a host name that resolves"),
+        ("leaderboard-address-port-in-url", ["leaderboard", "--address", "127.0.0.1:8501"], "--address"),
+        ("leaderboard-port-arabic", ["leaderboard", "--port", "\u0668\u0665\u0660\u0661"], "is not a valid integer"),
+        ("leaderboard-db-query-password", ["leaderboard", "--db", "postgresql+psycopg://u@127.0.0.1:1/x?password=SECRET"],
+         "password=***"),
         *[(f"leaderboard-db-{k}", ["leaderboard", "--db", v], None) for k, v in READ_DBS.items()],
         # submit and jobs (no cluster: refused before, or unreachable)
         ("submit-nothing", ["submit", "--db", "postgresql+psycopg://u@db/bench", "--"], "nothing to submit"),
@@ -232,12 +311,31 @@ def _cases():
         ("submit-unreachable", ["submit", "--address", "http://127.0.0.1:1", "--db", "postgresql+psycopg://u@db/b",
                                 "--", "list", "methods"], "cannot reach the Ray job API"),
         ("jobs-address-scheme", ["jobs", "--address", "head:8265"], "use the head's dashboard URL"),
+        ("submit-address-password", ["submit", "--address", "http://user:SECRET@127.0.0.1:1", "--db",
+                                     "postgresql+psycopg://u@db/b", "--", "list", "methods"],
+         "cannot reach the Ray job API at http://user:***@127.0.0.1:1"),
+        ("submit-address-token-param", ["submit", "--address", "http://127.0.0.1:1/?token=SECRET", "--db",
+                                        "postgresql+psycopg://u@db/b", "--", "list", "methods"], "token=***"),
+        ("submit-db-query-password", ["submit", "--db", "sqlite:///rel.db?password=SECRET", "--", "list", "methods"],
+         "password=***"),
+        ("jobs-address-password", ["jobs", "--address", "http://user:SECRET@127.0.0.1:1"], "http://user:***@"),
+        ("jobs-address-password-scheme", ["jobs", "--address", "user:SECRET@head:8265"], "use the head's dashboard"),
+        ("jobs-one-address-password", ["jobs", "raysubmit_x", "--address", "http://u:SECRET@127.0.0.1:1"],
+         "http://u:***@127.0.0.1:1"),
+        ("status-db-query-password", ["status", "--db", "postgresql+psycopg://u@127.0.0.1:1/x?password=SECRET"],
+         "password=***"),
+        ("status-db-api-key", ["status", "--db", "postgresql+psycopg://u@127.0.0.1:1/x?api_key=SECRET"],
+         "api_key=***"),
         ("jobs-unreachable", ["jobs", "--address", "http://127.0.0.1:1"], "cannot reach the Ray job API"),
         ("jobs-one-unreachable", ["jobs", "raysubmit_x", "--address", "http://127.0.0.1:1"],
          "cannot reach the Ray job API"),
         # db upgrade
         *[(f"db-upgrade-{k}", ["db", "upgrade", "--db", v], None) for k, v in BAD_DBS.items()],
         ("db-unknown", ["db", "downgrade-everything"], "No such command"),
+        ("db-upgrade-query-password", ["db", "upgrade", "--db", "postgresql+psycopg://u@127.0.0.1:1/x?password=SECRET"],
+         "password=***"),
+        ("db-upgrade-userinfo-password", ["db", "upgrade", "--db", "postgresql+psycopg://u:SECRET@127.0.0.1:1/x"],
+         "u:***@"),
         # list and the command itself
         ("list-unknown", ["list", "solvers"], "'solvers' is not one of"),
         ("list-missing", ["list"], "Missing argument"),
@@ -363,6 +461,7 @@ def _check(code, out, err, expected, before, after, cwd):
     assert len(lines) == 1 and lines[0].startswith("error: "), err
     if expected is not None:
         assert expected in lines[0], lines[0]
+    assert "SECRET" not in out + err and "hunter2" not in out + err  # no secret of a URL is ever printed
     assert after == before  # every store byte for byte as it was
     assert not any(cwd.iterdir()), list(cwd.iterdir())  # no ./bench.db behind the user's back
 
@@ -384,7 +483,7 @@ def test_bad_bench_db_url_is_refused_like_a_bad_flag(url, args, expected, files,
 
 def test_the_suite_covers_every_command_with_at_least_120_inputs():
     commands = {args[0] if args[0] != "db" else "db upgrade" for _, args, _ in CASES if not args[0].startswith("-")}
-    assert len(CASES) + len(ENV_CASES) >= 120
+    assert len(CASES) + len(ENV_CASES) >= 220
     assert {"run", "grid", "status", "show", "export", "claims", "reproduce", "leaderboard", "submit", "jobs",
             "db upgrade", "list"} <= commands
     assert len({i for i, _, _ in CASES}) == len(CASES)  # unique ids

@@ -23,6 +23,7 @@ pytestmark = pytest.mark.integration  # Ray job submission and PostgreSQL
 pytest.importorskip("ray")
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+HEAD_DIRS: dict[str, Path] = {}  # a head's job API address -> its --temp-dir (where Ray unpacks each job's files)
 
 
 def _free_ports(n: int) -> list[int]:
@@ -72,6 +73,7 @@ def ray_head():
                 pytest.fail(f"the Ray head's job API did not come up in 180 s ({exc}): "
                             f"{(Path(temp) / 'head.log').read_text()[-1000:]}")
             time.sleep(1)
+    HEAD_DIRS[address] = Path(temp)
     yield address
     head.send_signal(signal.SIGTERM)  # --block: ray start stops the processes it started
     try:
@@ -114,7 +116,24 @@ def test_submitted_grid_runs_on_the_cluster_and_lands_in_postgres(ray_head, pg_u
     assert (make_url(env_vars["BENCH_DB_URL"]).password is None
             and env_vars["BENCH_DB_PASSWORD_FILE"].startswith("bench_db_password_"))
     assert not list(ROOT.glob("bench_db_password_*"))  # removed from the checkout once uploaded
+    unpacked = list(HEAD_DIRS[ray_head].rglob("_ray_pkg_*"))
+    assert unpacked and not list(HEAD_DIRS[ray_head].rglob("bench_db_password_*"))  # and from the head, once read
     assert sorted((r.method, r.seed) for r in runs) == [(m, s) for m in ("pcsgd", "sgd") for s in range(3)]
+
+
+def test_the_password_file_leaves_the_head_whatever_the_jobs_outcome(ray_head, pg_url):
+    """A job that fails (a bad argument, before any store is opened) also removes its password file from the head."""
+    sent = _bench("submit", "--address", ray_head, "--python", sys.executable, "--db", pg_url, "--",
+                  "grid", "-m", "no_such_method", "-t", "performative")
+    assert sent.returncode == 0, sent.stderr
+    job = sent.stdout.strip()
+    followed = _bench("jobs", "--address", ray_head, job, "--follow", timeout=600)
+    assert followed.returncode == 1 and f"job {job}: FAILED" in followed.stderr, followed.stdout + followed.stderr
+    assert "unknown method 'no_such_method'" in followed.stdout
+    from ray.job_submission import JobSubmissionClient
+
+    name = JobSubmissionClient(ray_head).get_job_info(job).runtime_env["env_vars"]["BENCH_DB_PASSWORD_FILE"]
+    assert name.startswith("bench_db_password_") and not list(HEAD_DIRS[ray_head].rglob(name))
 
 
 def test_submission_errors_are_one_line(ray_head):

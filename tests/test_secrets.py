@@ -72,11 +72,51 @@ def test_mask_url_hides_the_password_of_any_url():
         assert mask_url(unchanged) == unchanged
 
 
+URL_SHAPES = [  # (a URL as given, the secret in it, what is shown)
+    ("postgresql+psycopg://u@127.0.0.1:5432/x?password=SECRET", "SECRET",
+     "postgresql+psycopg://u@127.0.0.1:5432/x?password=***"),
+    ("postgresql+psycopg://u:SECRET@127.0.0.1:5432/x", "SECRET", "postgresql+psycopg://u:***@127.0.0.1:5432/x"),
+    ("postgresql://u@h/x?sslmode=require&sslpassword=SECRET&application_name=a", "SECRET",
+     "postgresql://u@h/x?sslmode=require&sslpassword=***&application_name=a"),
+    ("http://user:SECRET@127.0.0.1:1", "SECRET", "http://user:***@127.0.0.1:1"),
+    ("https://head:8265/?token=SECRET", "SECRET", "https://head:8265/?token=***"),
+    ("http://head:8265/?Api_Key=SECRET&x=1", "SECRET", "http://head:8265/?Api_Key=***&x=1"),
+    ("https://h/p?access_token=SECRET#frag", "SECRET", "https://h/p?access_token=***#frag"),
+    ("user:SECRET@head:8265", "SECRET", "user:***@head:8265"),
+    ("'ray://u:SECRET@h:10001'", "SECRET", "'ray://u:***@h:10001'"),
+]
+
+
+@pytest.mark.parametrize("url,secret,shown", URL_SHAPES)
+def test_every_secret_of_every_url_shape_is_masked(url, secret, shown):
+    from bench.errors import mask_secrets
+
+    assert mask_url(url) == mask_secrets(url) == shown and secret not in shown
+    assert mask_secrets(f"error: cannot reach {url} (refused)") == f"error: cannot reach {shown} (refused)"
+
+
+def test_the_store_shows_and_stores_urls_masked(tmp_path):
+    """Store.url (the writer's messages, the app) and a stored error or log never carry a URL's secret."""
+    from bench.spec import Cell, RunRecord, Status
+    from bench.store import Store, make_engine, shown_url
+
+    assert shown_url(make_engine("postgresql+psycopg://u@127.0.0.1:1/x?password=SECRET")).endswith("password=***")
+    store = Store.open(f"sqlite:///{tmp_path / 's.db'}")
+    cell = Cell("sgd", "performative", 0, {"T": 1}, {})
+    store.save(RunRecord(cell, Status.FAILED, error="OperationalError: postgresql://u:SECRET@db/x?token=SECRET",
+                         log="connecting to http://a:SECRET@head:8265"), runner="local")
+    (run,) = store.runs()
+    assert run.error == "OperationalError: postgresql://u:***@db/x?token=***"
+    assert run.log == "connecting to http://a:***@head:8265"
+
+
 def test_password_file_completes_a_url_without_password(tmp_path, monkeypatch):
     secret = tmp_path / "pw"
     secret.write_text("s3cr3t\n")
     monkeypatch.setenv(PASSWORD_FILE_ENV, str(secret))
     assert make_url(resolve_url("postgresql+psycopg://u@h/db")).password == "s3cr3t"
+    assert not secret.exists()  # read once and removed: a Ray job's copy on the head is gone
+    assert make_url(resolve_url("postgresql+psycopg://u@h/db")).password == "s3cr3t"  # from memory since
     assert make_url(resolve_url("postgresql+psycopg://u:other@h/db")).password == "other"  # an explicit one wins
     monkeypatch.setenv(PASSWORD_FILE_ENV, str(tmp_path / "missing"))
     from bench.errors import BenchError

@@ -214,3 +214,66 @@ def test_downgrade_below_0002_keeps_every_metric_and_curve(tmp_path):
     assert schema_state(store.engine) == "current" and SCHEMA_HEAD == "0007_preference_sft_model"
     assert _counts(store) == (3, 3, 6)
     assert {r.setting_key for r in store.runs()} == {_record().cell.setting_key}
+
+
+def _disk_full(*_args, **_kwargs):
+    from sqlalchemy.exc import OperationalError
+
+    raise OperationalError("INSERT INTO runs ...", {}, Exception("database or disk is full"))
+
+
+def test_a_full_disk_stops_the_writer_with_what_is_stored_and_no_lease_left(tmp_path, monkeypatch):
+    """An environment fault: an EnvironmentFault (exit 3) that says what is stored and that a rerun resumes; the
+    writer's leases are released."""
+    import bench.writes as writes
+    from bench.errors import EnvironmentFault
+
+    store = Store.open(f"sqlite:///{tmp_path / 'bench.db'}")
+    writer = Writer(store, "local", flush_s=3600)
+    records = [_record(seed=s) for s in range(3)]
+    claimed, _ = writer.claim([r.cell.run_key for r in records])
+    assert len(claimed) == 3
+    writer.add(records[0])
+    writer.flush()
+    monkeypatch.setattr(writes, "save_batch", _disk_full)
+    writer.add(records[1])
+    with pytest.raises(EnvironmentFault) as caught:
+        writer.flush()
+    message = str(caught.value)
+    assert message.startswith("disk full (database or disk is full): 1 finished cells of this run are stored")
+    assert "1 finished but not saved will run again" in message and "rerun the same command to resume" in message
+    writer.close()  # what the runner's `finally` does: no second attempt at the batch, the leases released
+    assert store.count() == 1
+    with store.engine.connect() as connection:
+        assert connection.execute(text("SELECT COUNT(*) FROM leases")).scalar() == 0
+
+
+def test_environment_faults_exit_3_in_one_line_and_a_rerun_resumes(tmp_path, monkeypatch, capsys):
+    """Through the CLI: a grid whose store's disk fills up after its first batch exits 3 (not 2, a usage error)."""
+    import sys
+
+    import bench.writes as writes
+    from app import cli
+
+    url = f"sqlite:///{tmp_path / 'bench.db'}"
+    argv = ["bench", "grid", "-m", "sgd", "-t", "performative", "--set", "T=50", "--seeds", "0-5", "--db", url]
+    real, calls = writes.save_batch, []
+
+    def fills_up(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs) if len(calls) == 1 else _disk_full()
+
+    monkeypatch.setattr(writes, "save_batch", fills_up)
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit) as ended:
+        cli.main()
+    err = capsys.readouterr().err.strip().splitlines()
+    stored = Store.open(url).count()
+    assert ended.value.code == 3 and 1 <= stored < 6, err
+    assert err[-1].startswith("error: disk full (database or disk is full): ")
+    assert f"{stored} finished cells of this run are stored" in err[-1] and "rerun the same command" in err[-1]
+    monkeypatch.setattr(writes, "save_batch", real)
+    with pytest.raises(SystemExit) as ended:
+        cli.main()
+    assert ended.value.code == 0 and f"{stored} already done" in capsys.readouterr().err
+    assert Store.open(url).count() == 6
