@@ -436,6 +436,58 @@ def win_rates(annotations: pd.DataFrame, baseline: str = BASELINE, difficulty: p
     return pd.DataFrame.from_dict(out, orient="index")[columns].rename_axis("model")
 
 
+# ---- against a published leaderboard ----------------------------------------------------------------------------
+
+def read_leaderboard(path: str | Path) -> pd.DataFrame:
+    """A leaderboard CSV (AlpacaEval's, or the data folder's leaderboard.csv): by model (a `model` column or the
+    first, unnamed one), its `length_controlled_winrate` and `win_rate` in percent; ValueError on bad input."""
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise ValueError(f"leaderboard {str(path)!r} not found")
+    try:
+        board = pd.read_csv(path)
+    except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, OSError, EOFError) as exc:
+        raise ValueError(f"cannot read {path.name}: {type(exc).__name__}") from None
+    key = "model" if "model" in board.columns else board.columns[0] if len(board.columns) else None
+    need = ["length_controlled_winrate", "win_rate"]
+    missing = [c for c in need if c not in board.columns]
+    if key in (None, *need) or missing:
+        raise ValueError(f"{path.name} lacks column(s) {', '.join(missing or ['model'])} "
+                         f"(need model, {', '.join(need)})")
+    board = board.set_index(board[key].astype(str))[need].apply(pd.to_numeric, errors="coerce")
+    return board[~board.index.duplicated(keep="last")].rename_axis("model")
+
+
+def against_published(ours: pd.DataFrame, board: pd.DataFrame) -> pd.DataFrame:
+    """`win_rates`' table with the published LC and raw win rates (empty for a model not on the board) and our
+    differences from them, in points."""
+    published = board.reindex(ours.index)
+    return ours.assign(published_lc=published["length_controlled_winrate"], published_win_rate=published["win_rate"],
+                       lc_diff=ours["lc_win_rate"] - published["length_controlled_winrate"],
+                       win_rate_diff=ours["win_rate"] - published["win_rate"])
+
+
+def agreement(table: pd.DataFrame) -> dict:
+    """Over the models with a published value (the baseline's LC, 50 by construction on both sides, counts): n,
+    the mean and max |LC difference| and the worst model, the max |raw difference|."""
+    lc_gap, raw_gap = table["lc_diff"].dropna().abs(), table["win_rate_diff"].dropna().abs()
+    return {"n": len(lc_gap), "lc_mean": lc_gap.mean(), "lc_max": lc_gap.max(),
+            "lc_worst": lc_gap.idxmax() if len(lc_gap) else None, "raw_mean": raw_gap.mean(), "raw_max": raw_gap.max()}
+
+
+def evaluate(annotations: pd.DataFrame, baseline: str = BASELINE, gamed: GamedBaselines | None = None,
+             board: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """What `bench alpacaeval` prints: (`win_rates` of every model, γ fitted jointly on them, regularised towards
+    `gamed` when given; with `board`, `against_published` columns too; the gamed baselines' own table
+    (`gamed_baseline_win_rates`) when their rows were rebuilt, else None)."""
+    frame = validate(annotations)
+    difficulty = instruction_difficulties(frame, baseline)
+    table = win_rates(frame, baseline, difficulty, gamed=gamed)
+    rebuilt = gamed is not None and gamed_rows(frame, difficulty, baseline).empty
+    own = gamed_baseline_win_rates(gamed, difficulty) if rebuilt else None
+    return (table if board is None else against_published(table, board)), own
+
+
 # ---- annotation files -------------------------------------------------------------------------------------------
 
 def from_alpaca_eval_records(records: list[dict]) -> pd.DataFrame:
