@@ -319,7 +319,8 @@ def calibrate_difficulty(difficulty: pd.Series, gamed: GamedBaselines) -> tuple[
     fit = least_squares(residual, start, xtol=1e-15, ftol=1e-15, gtol=1e-15)
     if np.max(np.abs(fit.fun)) > 1e-7:
         raise ValueError("the gamed baselines' published raw win rates cannot be reproduced from their GLM "
-                         f"(off by {100 * np.max(np.abs(fit.fun)):.2g} points)")
+                         f"(off by {100 * np.max(np.abs(fit.fun)):.2g} points; are the instruction difficulties "
+                         "flat?)")
     return float(fit.x[0]), float(np.exp(fit.x[1])) if len(fit.x) > 1 else 1.0
 
 

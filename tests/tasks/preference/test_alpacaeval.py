@@ -207,6 +207,36 @@ def test_scoring_uses_alpaca_evals_glm_with_the_difficulties(tmp_path, monkeypat
     np.testing.assert_allclose(gamed.to_numpy(), [[np.tanh(0.5), 0.3, 0.2], [np.tanh(-1.0), -0.4, 0.6]])
 
 
+
+def test_gamed_baselines_in_the_data_folder_regularise_the_offline_lc(tmp_path):
+    """With gamed_baselines.csv.gz and gamed_baselines_glm.csv beside preferences.csv.gz, the task's LC inputs are
+    _alpacaeval_lc.regulariser's: γ on the published scale and the gamed baselines' rebuilt rows."""
+    import pandas as pd
+
+    from tasks.preference import _alpacaeval_lc as lc
+
+    folder = write_instructions(tmp_path / "ae", n=12)
+    rng = np.random.default_rng(3)
+    ref = 40 * np.arange(1, 13)
+    hard = np.linspace(-3, 3, 12)                                  # instruction difficulties, so γ is not flat
+    annotations = pd.DataFrame([{"model": m, "index": i, "preference": float(1 / (1 + np.exp(-q - hard[i]))),
+                                 "model_output_chars": int(rng.integers(20, 600)), "reference_output_chars": ref[i]}
+                                for m, q in (("a", -1.0), ("b", 0.0), ("c", 1.0)) for i in range(12)])
+    annotations.to_csv(folder / "preferences.csv.gz", index=False)
+    pd.concat([pd.DataFrame({"model": name, "index": range(12), "model_output_chars": (ref * k).astype(int),
+                             "reference_output_chars": ref})
+               for name, k in (("gpt4_1106_preview_verbose", 1.4), ("gpt4_1106_preview_concise", 0.6))]
+              ).to_csv(folder / lc.GAMED_FILES[0], index=False)
+    pd.DataFrame({"model": ["gpt4_1106_preview_verbose", "gpt4_1106_preview_concise"], "np.tanh(std_delta_len)":
+                  [-1.5, -1.6], "instruction_difficulty": [0.8, 0.7], "not_gamed_baseline.astype(float)": [0.2, -0.3],
+                  "length_controlled_winrate": [51.6, 41.9], "win_rate": [64.3, 22.9]}
+                 ).to_csv(folder / lc.GAMED_FILES[1], index=False)
+    gamma, gamed = alpacaeval.lc_inputs(alpacaeval.Config(**{**LOCAL, "data": str(folder)}))
+    expected_gamma, rows = lc.regulariser(lc.instruction_difficulties(annotations), lc.read_gamed_baselines(folder))
+    pd.testing.assert_series_equal(gamma, expected_gamma)
+    np.testing.assert_allclose(gamed.to_numpy(), rows[["tanh_len", "gamma", "preference"]].to_numpy())
+    assert len(gamed) == 24 and gamed["preference"].mean() == pytest.approx((64.3 + 22.9) / 200, abs=1e-6)
+
 @pytest.mark.integration
 @needs_data
 def test_bench_run_trains_a_tiny_policy_and_scores_it_against_the_real_references(tmp_path):
