@@ -44,21 +44,26 @@ cannot fail (`why:`), and never counted among the paper's claims either.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import yaml
 
+from bench.cells import Entry, make_cell
 from bench.errors import BenchError
 from bench.registry import Registry
 from bench.spec import Cell
 from bench.store import Store
-from bench.cells import Entry, make_cell
+from bench.switches import Switch
+from leaderboard.evidence import ALPHA, holm, holm_level, seeds_needed
+from leaderboard.judge import (CellStat, Judged, describe, judge_bound, judge_ordering, judge_rate, judge_tracking,
+                               judge_value, settle)
+from leaderboard.judge import abs_correlation, paired_gaps, seeds_holding  # noqa: F401 - the cards and plots read them
 
 KINDS = ("value", "bound", "ordering", "rate", "tracking")
-ORDERING_KEYS = ("order", "slack", "min_gap", "min_ratio", "tolerance", "seeds_holding", "margin_se")
+ORDERING_KEYS = ("order", "slack", "min_gap", "min_ratio", "tolerance", "seeds_holding")
+INTERVALS = ("t", "bootstrap")
 TRACKING_KEYS = ("against", "min_advantage")
 MIN_TRACKING_SETTINGS = 3  # a correlation across fewer settings than this says nothing
 CPU_SCALES = ("cpu-full", "cpu-reduced")
@@ -105,6 +110,9 @@ class Claim:
     control_why: str = ""              # what the control removes, and why the claim must fail there
     control_none: str = ""             # a claim's reason that no control setting exists
     fragile: str = ""                  # seen to flip under other float rounding (bench/numerics.py): where, how
+    interval: str = "t"                # how the 95 % interval is computed: t, or bootstrap (leaderboard/evidence.py)
+    deterministic: str = ""            # why the measured quantity does not depend on the seed (its interval is exact)
+    no_harm: bool = False              # a non-inferiority claim about a side effect: its own section, never an effect
 
     def negative_control(self) -> "Claim":
         """The claim's criterion on its control cells (the same kind, metric, expect and seeds)."""
@@ -141,6 +149,56 @@ class Verdict:
     control: str = "none"  # the negative control: none (the claim has none), not run, fails (as it must), passes
     source: str = "store"  # "reference": shown from the verdict lock (leaderboard/lock.py), nothing stored yet
     runs_found: int = 0    # finished runs of the claim's cells in the store, over every group and seed
+    evidence: Evidence | None = None  # the interval the verdict rests on
+    judged: Judged | None = None      # the criterion's evaluation (for Holm's adjustment across the paper)
+    switched: str = "none"  # with each credited method switched off: none (nothing to switch), not run, fails, holds
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The interval a verdict rests on: the deciding quantity's estimate and 95 % interval against the claim's
+    threshold, its raw and Holm-adjusted p-value, and for an undecided claim the seeds that would decide it."""
+
+    quantity: str = ""
+    estimate: float = float("nan")
+    low: float = float("nan")
+    high: float = float("nan")
+    n: int = 0
+    method: str = "t"
+    threshold: float = float("nan")
+    side: int = 1
+    p: float = float("nan")
+    p_adjusted: float = float("nan")
+    level: float = ALPHA       # the level Holm tests this claim at (α / (m − rank))
+    family: int = 1            # the claims in the paper's Holm family
+    direction: str = "holds"
+    seeds_needed: int | None = None
+    cost_s: float | None = None
+    cells: tuple[CellStat, ...] = ()
+    extra: str = ""
+    extra_ok: bool = True
+    partial: str = ""
+
+    def text(self) -> str:
+        if not self.quantity:
+            return ""
+        if not np.isfinite(self.low):
+            interval = f"{_fmt(self.estimate)}, no interval from {self.n} value(s)"
+        elif self.method == "exact":
+            interval = f"{_fmt(self.estimate)} (exact: no seed noise)"
+        else:
+            interval = (f"{_fmt(self.estimate)}, 95 % {self.method} interval [{_fmt(self.low)}, {_fmt(self.high)}], "
+                        f"n={self.n}")
+        p = f"p={self.p:.2g}" if np.isfinite(self.p) else "p n/a"
+        if self.family > 1 and np.isfinite(self.p_adjusted):
+            p += f", Holm-adjusted {self.p_adjusted:.2g} over {self.family} claims"
+        needed = ""
+        if self.seeds_needed is not None:
+            cost = f", about {self.cost_s / 60:.0f} CPU-min" if self.cost_s is not None else ""
+            needed = f"; 80 % power needs {self.seeds_needed} seeds{cost}"
+        elif np.isfinite(self.estimate) and not np.isfinite(self.low):
+            needed = "; needs ≥ 2 seeds for an interval"
+        return f"{self.quantity}: {interval} ({p}){needed}"
 
 
 def _group(raw: dict, claim_id: str) -> CellGroup:
@@ -184,7 +242,27 @@ def _claim(raw: dict, defaults: dict, role: str = "claim") -> Claim:
         x_range=tuple(float(x) for x in x_range) if x_range else None, x_metric=merged.get("x_metric"),
         role=role, gates=tuple(gates) if role == "control" else (), why=str(raw.get("why") or ""),
         control=control, control_why=control_why, control_none=control_none, fragile=str(raw.get("fragile") or ""),
+        interval=_interval(merged, cid), deterministic=str(merged.get("deterministic") or "").strip(),
+        no_harm=_no_harm(raw, role, cid),
     )
+
+
+def _interval(merged: dict, cid: str) -> str:
+    interval = merged.get("interval", "t")
+    if interval not in INTERVALS:
+        raise BenchError(f"claim {cid!r}: interval {interval!r} unknown; allowed: {', '.join(INTERVALS)}")
+    return interval
+
+
+def _no_harm(raw: dict, role: str, cid: str) -> bool:
+    """`no_harm: true`, only on a claim: a non-inferiority claim about a side effect (accuracy kept, preservation
+    kept), shown in its own section and never counted among the reproduced effects."""
+    value = raw.get("no_harm", False)
+    if not isinstance(value, bool):
+        raise BenchError(f"claim {cid!r}: no_harm must be true or false, got {value!r}")
+    if value and role != "claim":
+        raise BenchError(f"{role} {cid!r}: no_harm belongs to a claim (a side effect the paper says it avoids)")
+    return value
 
 
 def _negative_control(raw: dict, role: str, cid: str) -> tuple[tuple[CellGroup, ...], str, str]:
@@ -271,6 +349,9 @@ def _validate(claim: Claim, registry: Registry, path) -> None:
 
 def _validate_ordering(claim: Claim, path) -> None:
     expect, where = claim.expect, f"{path}: claim {claim.id!r}"
+    if "margin_se" in expect:
+        raise BenchError(f"{where}: margin_se is retired: the 95 % interval of the paired gap decides an ordering; "
+                         "give min_gap for a margin in the metric's units (negative for non-inferiority)")
     unknown = set(expect) - set(ORDERING_KEYS)
     if unknown:
         raise BenchError(f"{where}: unknown expect key(s) {', '.join(sorted(unknown))}; "
@@ -281,10 +362,8 @@ def _validate_ordering(claim: Claim, path) -> None:
     if k is not None and not (isinstance(k, int) and 1 <= k <= claim.seeds):
         raise BenchError(f"{where}: seeds_holding must be an integer in 1..{claim.seeds} "
                          f"(the claim's seeds), got {k!r}")
-    if "margin_se" in expect and claim.seeds < 2:
-        raise BenchError(f"{where}: margin_se needs a standard error, so seeds >= 2 (got {claim.seeds})")
-    if len({"slack", "min_gap", "min_ratio", "margin_se"} & set(expect)) > 1:
-        raise BenchError(f"{where}: give one of slack, min_gap, min_ratio, margin_se "
+    if len({"slack", "min_gap", "min_ratio"} & set(expect)) > 1:
+        raise BenchError(f"{where}: give one of slack, min_gap, min_ratio "
                          "(how the means must differ), not several")
     if "min_ratio" in expect and not (isinstance(expect["min_ratio"], (int, float)) and expect["min_ratio"] > 1):
         raise BenchError(f"{where}: min_ratio must be a number above 1 (how many times better), "
@@ -317,15 +396,20 @@ def group_cells(group: CellGroup, registry: Registry, seeds: int, check: bool = 
     return [Cell(group.method, group.task, s, dict(method_config), dict(task_config)) for s in range(seeds)]
 
 
-def claim_groups(claim: Claim, controls: bool = False) -> tuple[CellGroup, ...]:
-    """A claim's cell groups, with its negative control's when `controls`."""
-    return (*claim.groups, *claim.control) if controls else claim.groups
+def claim_groups(claim: Claim, controls: bool = False, paper: Paper | None = None,
+                 registry: Registry | None = None) -> tuple[CellGroup, ...]:
+    """A claim's cell groups; with `controls`, its negative control's too, and (given its paper and the registry)
+    those of the claim with each credited method switched off."""
+    if not controls:
+        return claim.groups
+    switched = [g for _, c in switched_claims(claim, paper, registry) for g in c.groups] if paper and registry else []
+    return (*claim.groups, *claim.control, *switched)
 
 
 def paper_cells(paper: Paper, registry: Registry, seeds: int | None = None, controls: bool = True) -> list[Cell]:
     """Every cell the paper's claims (and, by default, their negative controls) need: unique, in claim order,
     built and checked by the Configs."""
-    cells = [c for claim in paper.claims for g in claim_groups(claim, controls)
+    cells = [c for claim in paper.claims for g in claim_groups(claim, controls, paper, registry)
              for c in group_cells(g, registry, seeds or claim.seeds, check=True)]
     return list(dict.fromkeys(cells))
 
@@ -368,14 +452,16 @@ class _Judge:
                         dtype=float)
 
     def verdict(self) -> Verdict:
-        c = self.claim
         found = min(len(keys) for keys in self.done_keys)
         if found == 0:
             return self._make("not run", [], "", "; ".join(filter(None, [self._not_run(), self._failures()])))
         if found < self.seeds:
             return self._make("insufficient seeds", [], "", "; ".join(filter(None, [
                 f"{found} of {self.seeds} seeds finished per cell", self._failures()])))
-        return getattr(self, f"_{c.kind}")()
+        judged = self.judged()
+        if judged is None:
+            return self._make("not reproduced", [], "n/a", self._no_fit)
+        return self._settled(judged, judged.decision.p)
 
     def _not_run(self) -> str:
         if self.claim.scale == "paper-scale":
@@ -407,135 +493,77 @@ class _Judge:
         return Verdict(c, verdict, ours, ours_text, paper_text, extra, found,
                        runs_found=sum(len(keys) for keys in self.done_keys))
 
-    def _value(self) -> Verdict:
-        (ours,) = self.group_means(self.claim.metric)[:1]
-        target, tol = self.claim.paper_value, self.claim.expect
-        ok = _within(ours, target, tol)
-        note = "paper value read off a plot (approximate)" if self.claim.approximate else ""
-        return self._make("reproduced" if ok else "not reproduced", [ours], _fmt(ours),
-                          "; ".join(filter(None, [f"tolerance {tol}", note])))
+    def judged(self) -> Judged | None:
+        """The claim's criterion on the stored values (None when a rate has nothing to fit: `_no_fit` says why)."""
+        c = self.claim
+        labels = [g.label() for g in c.groups]
+        if c.kind == "value":
+            return judge_value(c, labels, self.group_seed_values(c.metric))
+        if c.kind == "bound":
+            return judge_bound(c, labels, self.group_seed_values(c.metric))
+        if c.kind == "ordering":
+            return judge_ordering(c, labels, self.group_seed_values(c.metric), self.seeds)
+        if c.kind == "tracking":
+            tracked, tracker, baseline = (self.group_seed_values(m).ravel()
+                                          for m in (c.metric, c.x_metric, c.expect["against"]))
+            keep = np.isfinite(tracked) & np.isfinite(tracker) & np.isfinite(baseline)
+            return judge_tracking(c, tracked[keep], tracker[keep], baseline[keep])
+        return self._rate(labels)
 
-    def _bound(self) -> Verdict:
-        means = self.group_means(self.claim.metric)
-        lo, hi = self.claim.expect.get("min"), self.claim.expect.get("max")
-        ok = all((lo is None or m >= lo) and (hi is None or m <= hi) for m in means)
-        text = ", ".join(f"{g.label()}: {_fmt(m)}" for g, m in zip(self.claim.groups, means))
-        return self._make("reproduced" if ok else "not reproduced", means, text, "")
-
-    def _ordering(self) -> Verdict:
-        means = self.group_means(self.claim.metric)
-        expect = self.claim.expect
-        order, slack = expect.get("order", "increasing"), float(expect.get("slack", 0.0))
-        text = " , ".join(f"{g.label()}: {_fmt(m)}" for g, m in zip(self.claim.groups, means))
-        if "margin_se" in expect:
-            if self.seeds < 2:
-                return self._make("insufficient seeds", means, text,
-                                  f"margin_se needs a standard error: 2 seeds or more, {self.seeds} asked")
-            holds, criteria = self._margin(order, float(expect["margin_se"]))
-        elif "min_gap" in expect:
-            holds, criteria = self._min_gap(means, order, float(expect["min_gap"]))
-        elif "min_ratio" in expect:
-            holds, criteria = self._min_ratio(means, order, float(expect["min_ratio"]))
-        else:
-            holds = all(_ordered(a, b, order, slack) for a, b in zip(means, means[1:]))
-            criteria = [f"{order}" + (f" with {slack:.0%} slack" if slack else "")]
-        if "seeds_holding" in expect:
-            # k of the claim's seeds; at another seed count (bench claims --seeds), the same share, rounded up
-            needed = math.ceil(int(expect["seeds_holding"]) * self.seeds / self.claim.seeds)
-            seeds_hold, counted = self._seeds_holding(order, slack, needed)
-            holds, criteria = holds and seeds_hold, [*criteria, counted]
-        paper_values = [g.paper_value for g in self.claim.groups]
-        if holds and all(v is not None for v in paper_values):
-            tol = expect.get("tolerance", {"factor": 2})
-            if not all(_within(m, v, tol) for m, v in zip(means, paper_values)):
-                return self._make("partially", means, text,
-                                  "; ".join([*criteria, f"ordering holds; values differ beyond {tol}"]))
-        return self._make("reproduced" if holds else "not reproduced", means, text, "; ".join(criteria))
-
-    def _margin(self, order: str, margin: float) -> tuple[bool, list[str]]:
-        """Mean paired gap ≥ margin × its standard error (strictly above when margin ≥ 0), every pair."""
-        holds, parts = True, []
-        for gaps in paired_gaps(self.group_seed_values(self.claim.metric), order):
-            gap, se = gap_and_se(gaps)
-            ok = np.isfinite(se) and (gap > margin * se if margin >= 0 else gap >= margin * se)
-            holds = holds and bool(ok)
-            parts.append(f"paired gap {_fmt(gap)} = {gap / se:.2g} SE (SE {_fmt(se)})" if se > 0
-                         else f"paired gap {_fmt(gap)}, SE {_fmt(se)}")
-        need = f"> {margin:g} SE" if margin >= 0 else f"≥ {margin:g} SE (non-inferior)"
-        return holds, [f"{order}, mean gap {need}: " + "; ".join(parts)]
-
-    @staticmethod
-    def _min_gap(means: list[float], order: str, min_gap: float) -> tuple[bool, list[str]]:
-        """Each mean beats the previous one by at least `min_gap` in the claimed direction (metric units;
-        negative = non-inferiority within |min_gap|)."""
-        gaps = [_sign(order) * (b - a) for a, b in zip(means, means[1:])]
-        holds = all(_clears(g, min_gap) for g in gaps)
-        return holds, [f"{order} by ≥ {min_gap:g} on the means: gap {', '.join(_fmt(g) for g in gaps)}"]
-
-    @staticmethod
-    def _min_ratio(means: list[float], order: str, ratio: float) -> tuple[bool, list[str]]:
-        """Each mean is at least `ratio` times better than the previous one (increasing: b ≥ ratio·a; decreasing:
-        a ≥ ratio·b), the specs' "≥ 5× lower"; both means must be positive for a ratio to mean anything."""
-        ratios = [(b / a if order == "increasing" else a / b) if a > 0 and b > 0 else float("nan")
-                  for a, b in zip(means, means[1:])]
-        holds = all(np.isfinite(r) and r >= ratio for r in ratios)
-        return holds, [f"{order} by ≥ {ratio:g}× on the means: {', '.join(f'{r:.3g}×' for r in ratios)}"]
-
-    def _seeds_holding(self, order: str, slack: float, needed: int) -> tuple[bool, str]:
-        """Per adjacent pair, the seeds in which the claimed relation holds (with min_gap: by that gap in the seed)."""
-        values = self.group_seed_values(self.claim.metric)
-        counts = seeds_holding(values, order, slack, self.claim.expect.get("min_gap"))
-        return all(n >= needed for n in counts), (f"holds in {', '.join(map(str, counts))} of {values.shape[1]} seeds "
-                                                  f"(needs ≥ {needed})")
-
-    def _rate(self) -> Verdict:
+    def _rate(self, labels) -> Judged | None:
         c = self.claim
         if c.curve:
-            x, y = self._mean_curve()
-        else:
-            x, y = np.array(self.group_means(c.x_metric)), np.array(self.group_means(c.metric))
-            missing = [g.label() for g, a, b in zip(c.groups, x, y) if not (np.isfinite(a) and np.isfinite(b))]
-            if missing:  # a run that stopped short (budget, divergence) reports no count: the slope would skip it
-                return self._make("not reproduced", [], "n/a", f"no {c.metric} / {c.x_metric} "
-                                                               f"for {', '.join(missing)}: "
-                                                               "a slope across settings needs every one")
-        ok_points = (x > 0) & (y > 0)
-        if ok_points.sum() < 2:
-            return self._make("not reproduced", [], "n/a", "fewer than two positive points to fit a slope")
-        slope = float(np.polyfit(np.log(x[ok_points]), np.log(y[ok_points]), 1)[0])
-        target, tol = float(c.expect["slope"]), float(c.expect.get("tolerance", 0.1))
-        ok = abs(slope - target) <= tol
-        what = (f"log-log slope of {c.curve} over steps {c.x_range}" if c.curve
-                else f"log {c.metric} vs log {c.x_metric}")
-        return self._make("reproduced" if ok else "not reproduced", [slope], f"slope {slope:.3f}",
-                          f"{what}; expected {target:g} ± {tol:g}")
+            from leaderboard.queries import curves
 
-    def _tracking(self) -> Verdict:
-        """|corr(x_metric, metric)| − |corr(against, metric)| across every finished run of every setting (each run a
-        model, as the paper's correlation runs across models), at least `min_advantage`."""
-        c = self.claim
-        against, need = c.expect["against"], float(c.expect["min_advantage"])
-        tracked, tracker, baseline = (self.group_seed_values(m).ravel() for m in (c.metric, c.x_metric, against))
-        keep = np.isfinite(tracked) & np.isfinite(tracker) & np.isfinite(baseline)
-        ours, theirs = abs_correlation(tracker[keep], tracked[keep]), abs_correlation(baseline[keep], tracked[keep])
-        if not (np.isfinite(ours) and np.isfinite(theirs)):
-            return self._make("not reproduced", [], "n/a", f"no correlation over {int(keep.sum())} runs "
-                                                           f"(fewer than 3, or a metric constant across them)")
-        advantage = ours - theirs
-        text = (f"|corr({c.x_metric}, {c.metric})| {_fmt(ours)} vs |corr({against}, {c.metric})| {_fmt(theirs)} "
-                f"over {int(keep.sum())} runs")
-        return self._make("reproduced" if advantage >= need else "not reproduced", [ours, theirs], text,
-                          f"advantage {_fmt(advantage)} (needs ≥ {need:g}) across {len(c.groups)} settings")
+            keys = self.done_keys[0]
+            steps, values = curves(self.store, keys, c.curve)
+            lo, hi = c.x_range or (float("-inf"), float("inf"))
+            inside = (steps >= lo) & (steps <= hi)
+            fits = [(steps[inside].astype(float), row[inside]) for row in values]
+            if not fits or inside.sum() < 2:
+                self._no_fit = "fewer than two positive points to fit a slope"
+                return None
+            return judge_rate(c, fits, f"log-log slope of {c.curve} over steps {c.x_range}")
+        x, y = self.group_seed_values(c.x_metric), self.group_seed_values(c.metric)
+        missing = [g for g, a, b in zip(labels, x, y, strict=True)
+                   if not (np.isfinite(a).all() and np.isfinite(b).all())]
+        if missing:  # a run that stopped short (budget, divergence) reports no count: the slope would skip it
+            self._no_fit = (f"no {c.metric} / {c.x_metric} for {', '.join(missing)}: a slope across settings needs "
+                            "every one")
+            return None
+        fits = [(x[:, s], y[:, s]) for s in range(x.shape[1])]
+        if any(((fx > 0) & (fy > 0)).sum() < 2 for fx, fy in fits):
+            self._no_fit = "fewer than two positive points to fit a slope"
+            return None
+        return judge_rate(c, fits, f"log {c.metric} vs log {c.x_metric}", labels, y)
 
-    def _mean_curve(self) -> tuple[np.ndarray, np.ndarray]:
-        """The seed-averaged curve of the first group, restricted to x_range."""
-        from leaderboard.queries import mean_curve
+    _no_fit = ""
 
-        steps, mean, _ = mean_curve(self.store, self.done_keys[0], self.claim.curve)
-        lo, hi = self.claim.x_range or (float("-inf"), float("inf"))
-        inside = (steps >= lo) & (steps <= hi)
-        return steps[inside].astype(float), mean[inside]
+    def _settled(self, judged: Judged, p_adjusted: float, family: int = 1, level: float = ALPHA) -> Verdict:
+        """The verdict at the claim's (adjusted) p-value, with its interval, the seeds an undecided claim needs and
+        what they would cost."""
+        verdict = settle(judged, p_adjusted)
+        decision = judged.decision
+        needed = seeds_needed(decision.deciding(), level) if verdict == "underpowered" and decision.deciding() else None
+        cost = self._cpu_per_seed() * needed if needed is not None and self._cpu_per_seed() is not None else None
+        evidence = Evidence(**describe(judged), p=decision.p, p_adjusted=p_adjusted, level=level, family=family,
+                            direction=decision.direction, seeds_needed=needed, cost_s=cost, cells=judged.cells,
+                            extra=judged.extra_note, extra_ok=judged.extra_ok, partial=judged.partial)
+        made = self._make(verdict, judged.ours, judged.ours_text, "; ".join(filter(None, [
+            evidence.text(), judged.criteria, judged.extra_note, judged.partial])))
+        return replace(made, evidence=evidence, judged=judged)
 
+    def _cpu_per_seed(self) -> float | None:
+        """CPU seconds one more seed of the claim's cells costs (their stored runs' mean), None when unmeasured."""
+        if not hasattr(self, "_cpu_seed"):
+            from bench.models import Run
+            from sqlalchemy import select
+
+            keys = [k for keys in self.done_keys for k in keys]
+            with self.store.engine.connect() as connection:
+                cpu = connection.execute(select(Run.cpu_s).where(Run.run_key.in_(keys))).scalars().all()
+            self._cpu_seed = (sum(cpu) / self.seeds) if cpu and all(x is not None for x in cpu) else None
+        return self._cpu_seed
 
 @dataclass(frozen=True)
 class ClaimValues:
@@ -559,63 +587,11 @@ def claim_values(claim: Claim, store: Store, registry: Registry, seeds: int | No
                        judge.group_seed_values(against) if against else None)
 
 
-def abs_correlation(x: np.ndarray, y: np.ndarray) -> float:
-    """|Pearson r| of two samples; NaN with fewer than 3 points or a constant sample (no correlation to speak of)."""
-    if len(x) < 3 or np.std(x) == 0 or np.std(y) == 0:
-        return float("nan")
-    return float(abs(np.corrcoef(x, y)[0, 1]))
-
-
-def paired_gaps(values: np.ndarray, order: str) -> list[np.ndarray]:
-    """Per adjacent pair of groups of (groups, seeds) values, the per-seed gaps in the claimed direction (positive =
-    as claimed)."""
-    sign = _sign(order)
-    return [sign * (b - a) for a, b in zip(values, values[1:])]
-
-
 def gap_and_se(gaps: np.ndarray) -> tuple[float, float]:
     """The mean of a pair's finite per-seed gaps and its standard error (NaN below two seeds)."""
     gaps = gaps[np.isfinite(gaps)]
     se = float(np.std(gaps, ddof=1) / np.sqrt(len(gaps))) if len(gaps) > 1 else float("nan")
     return (float(np.mean(gaps)) if len(gaps) else float("nan")), se
-
-
-def seeds_holding(values: np.ndarray, order: str, slack: float = 0.0, min_gap: float | None = None) -> list[int]:
-    """Per adjacent pair, the seeds in which the claimed relation holds (with min_gap: by that gap in the seed)."""
-    if min_gap is None:
-        return [sum(_ordered(x, y, order, slack) for x, y in zip(a, b)) for a, b in zip(values, values[1:])]
-    return [sum(_clears(g, float(min_gap)) for g in gaps) for gaps in paired_gaps(values, order)]
-
-
-def _sign(order: str) -> float:
-    """+1 when the claim says increasing, −1 when decreasing: gaps in the claimed direction are positive."""
-    return 1.0 if order == "increasing" else -1.0
-
-
-def _ordered(a: float, b: float, order: str, slack: float) -> bool:
-    """b follows a in `order`: strictly without slack ("beats" fails on a tie); with a relative slack (absolute
-    on |a| when a < 0) the claim is one of tolerance, and a tie holds. NaN never holds."""
-    if slack == 0:
-        return b > a if order == "increasing" else b < a
-    if order == "increasing":
-        return b >= a * (1 - slack) if a >= 0 else b >= a - abs(a) * slack
-    return b <= a * (1 + slack) if a >= 0 else b <= a + abs(a) * slack
-
-
-def _clears(gap: float, min_gap: float) -> bool:
-    """A gap in the claimed direction clears `min_gap`: strictly above 0 when min_gap is 0 (a tie is no win),
-    at least min_gap otherwise (a positive margin, or a negative one for non-inferiority)."""
-    return bool(np.isfinite(gap)) and (gap > 0 if min_gap == 0 else gap >= min_gap)
-
-
-def _within(ours: float, target: float | None, tol: dict) -> bool:
-    if target is None or not np.isfinite(ours):
-        return False
-    if "factor" in tol:
-        return target > 0 and ours > 0 and max(ours / target, target / ours) <= float(tol["factor"])
-    if "rtol" in tol:
-        return abs(ours - target) <= float(tol["rtol"]) * abs(target)
-    return abs(ours - target) <= float(tol.get("atol", 0.0))
 
 
 def _paper_text(c: Claim) -> str:
@@ -635,9 +611,13 @@ def _paper_text(c: Claim) -> str:
 
 
 def evaluate_paper(paper: Paper, store: Store, registry: Registry, seeds: int | None = None) -> list[Verdict]:
-    """A verdict per control, claim and check (in that order); a claim gated by a failed positive control is
-    inconclusive."""
-    verdicts = [_Judge(claim, store, registry, seeds or claim.seeds, paper.slug).verdict() for claim in paper.claims]
+    """A verdict per control, claim and check (in that order).
+
+    Each claim is decided by its interval at the paper's Holm-adjusted level; a claim gated by a failed positive
+    control is inconclusive; one that also holds on its negative control, or with a method it credits switched off,
+    is uninformative; a no-harm claim reads "no-harm holds" or "no-harm fails"."""
+    judges = [_Judge(claim, store, registry, seeds or claim.seeds, paper.slug) for claim in paper.claims]
+    verdicts = _holm([j.verdict() for j in judges], judges)
     verdicts = [replace(v, detail=f"sanity check, cannot fail by construction ({v.claim.why}); {v.detail}")
                 if v.claim.role == "check" else v for v in verdicts]
     # a positive control is judged against its own null first: one whose null also passes cannot show the effect
@@ -645,8 +625,88 @@ def evaluate_paper(paper: Paper, store: Store, registry: Registry, seeds: int | 
                 for v in verdicts]
     gate = {gated: v for v in verdicts if v.claim.role == "control" for gated in v.claim.gates}
     verdicts = [_gated(v, gate[v.claim.id]) if v.claim.id in gate else v for v in verdicts]
-    return [_against_control(v, store, registry, seeds) if v.claim.control and v.claim.role != "control" else v
-            for v in verdicts]
+    verdicts = [_against_control(v, store, registry, seeds) if v.claim.control and v.claim.role != "control" else v
+                for v in verdicts]
+    verdicts = [_switched_off(v, paper, store, registry, seeds) if v.claim.role == "claim" else v for v in verdicts]
+    return [_as_no_harm(v) if v.claim.no_harm else v for v in verdicts]
+
+
+def _holm(verdicts: list[Verdict], judges: list[_Judge]) -> list[Verdict]:
+    """The paper's claims re-decided at their Holm-adjusted p-values (controls and checks keep their own level)."""
+    family = [i for i, v in enumerate(verdicts) if v.claim.role == "claim" and v.judged is not None]
+    pvalues = [verdicts[i].judged.decision.p for i in family]
+    adjusted = holm(pvalues)
+    out = list(verdicts)
+    for k, i in enumerate(family):
+        settled = judges[i]._settled(verdicts[i].judged, adjusted[k], len(family), holm_level(pvalues, k))
+        out[i] = settled
+    return out
+
+
+NO_HARM = {"reproduced": "no-harm holds", "partially": "no-harm holds", "not reproduced": "no-harm fails"}
+
+
+def _as_no_harm(verdict: Verdict) -> Verdict:
+    return replace(verdict, verdict=NO_HARM.get(verdict.verdict, verdict.verdict))
+
+
+def credited_switches(paper: Paper, registry: Registry) -> dict[str, tuple[Switch, ...]]:
+    """{method: its switches} for the paper's methods that declare a setting removing their mechanism."""
+    out = {}
+    for name in paper.methods:
+        declared = registry.switched_off(name)
+        if isinstance(declared, tuple):
+            out[name] = declared
+    return out
+
+
+def switched_claims(claim: Claim, paper: Paper, registry: Registry) -> list[tuple[Switch, Claim]]:
+    """The claim judged with each credited method replaced by each of its switches (every group of that method at
+    once), as (switch, claim) pairs; none for a no-harm claim, whose side effect holds trivially switched off."""
+    if claim.role != "claim" or claim.no_harm:
+        return []
+    out = []
+    for method, switches in credited_switches(paper, registry).items():
+        if not any(g.method == method for g in claim.groups):
+            continue
+        for switch in switches:
+            groups = tuple(_switch_group(g, switch, registry) if g.method == method else g for g in claim.groups)
+            out.append((switch, replace(claim, id=f"{claim.id} (switched off: {method} {switch.name})", groups=groups,
+                                        role="switched off", control=(), differences="")))
+    return out
+
+
+def _switch_group(group: CellGroup, switch: Switch, registry: Registry) -> CellGroup:
+    """The group with its method switched off: the switch's config over the group's own settings (those the
+    replacing method also has)."""
+    if switch.method == group.method:
+        config = {**group.method_config, **switch.config}
+    else:
+        fields = registry.config_fields("method", switch.method)
+        config = {**{k: v for k, v in group.method_config.items() if k in fields}, **switch.config}
+    return replace(group, method=switch.method, method_config=config, paper_value=None)
+
+
+def _switched_off(verdict: Verdict, paper: Paper, store: Store, registry: Registry, seeds: int | None) -> Verdict:
+    """A claim that holds is judged again with each credited method switched off: if it still holds under any
+    switch, the paper's mechanism is not what makes it hold, and it is uninformative."""
+    variants = switched_claims(verdict.claim, paper, registry)
+    if not variants or verdict.verdict not in HOLDS:
+        return verdict
+    results = [(switch, _Judge(c, store, registry, seeds or verdict.claim.seeds).verdict()) for switch, c in variants]
+    if any(v.verdict in PENDING for _, v in results):
+        missing = ", ".join(s.label() for s, v in results if v.verdict in PENDING)
+        return replace(verdict, switched="not run", detail=f"switched off not run yet ({missing}): "
+                                                            f"`bench reproduce --controls` runs it; {verdict.detail}")
+    held = [(s, v) for s, v in results if v.verdict in HOLDS]
+    if held:
+        s, v = held[0]
+        return replace(verdict, verdict="uninformative", switched="holds",
+                       detail=f"the claim still holds with the method switched off ({s.label()}: {v.ours_text}; "
+                              f"{v.detail.split('; measured at')[0]}): the paper's mechanism is not what makes it "
+                              f"hold; the claim's own criterion gave {verdict.verdict}: {verdict.detail}")
+    shown = "; ".join(f"{s.label()}: {v.verdict}" for s, v in results)
+    return replace(verdict, switched="fails", detail=f"switched off, it fails as it must ({shown}); {verdict.detail}")
 
 
 HOLDS = ("reproduced", "partially")
@@ -678,7 +738,7 @@ def _against_control(verdict: Verdict, store: Store, registry: Registry, seeds: 
 
 def _gated(verdict: Verdict, control: Verdict) -> Verdict:
     """The claim's verdict in the light of its world's positive control."""
-    if control.verdict in ("not reproduced", "partially", "uninformative") and \
+    if control.verdict in ("not reproduced", "partially", "uninformative", "underpowered") and \
             verdict.verdict not in ("not run", "insufficient seeds"):
         why = control.detail.split("; measured at")[0]
         return replace(verdict, verdict="inconclusive",
@@ -747,8 +807,8 @@ class PaperOverview:
     unchecked: int = 0                                       # holding claims whose negative control was not run
 
 
-VERDICTS = ("reproduced", "partially", "not reproduced", "uninformative", "inconclusive", "insufficient seeds",
-            "not run")
+VERDICTS = ("reproduced", "partially", "not reproduced", "underpowered", "uninformative", "inconclusive",
+            "no-harm holds", "no-harm fails", "insufficient seeds", "not run")
 
 
 def count_verdicts(verdicts: list[Verdict]) -> dict[str, int]:

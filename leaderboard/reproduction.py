@@ -45,7 +45,8 @@ def claim_cells(papers: Iterable[Paper], registry: Registry, scale: str, seeds: 
         raise BenchError(f"unknown scale {scale!r}; allowed: {', '.join(SCALE_CHOICES)}")
     wanted = SCALE_CHOICES[scale]
     cells = [cell for paper in papers for claim in paper.claims if claim.scale in wanted
-             for group in claim_groups(claim, controls) for cell in group_cells(group, registry, seeds or claim.seeds)]
+             for group in claim_groups(claim, controls, paper, registry)
+             for cell in group_cells(group, registry, seeds or claim.seeds)]
     return list(dict.fromkeys(cells))
 
 

@@ -10,7 +10,7 @@ from bench.store import Store
 from bench.numerics import THREAD_VARIABLES
 from tests.helpers import FIXTURES
 
-TOY_METHODS = ("toy_noisy", "toy_raise", "toy_sleep", "toy_crash", "toy_gpu", "toy_threads", "toy_warns",
+TOY_METHODS = ("toy_noisy", "toy_shrunk", "toy_raise", "toy_sleep", "toy_crash", "toy_gpu", "toy_threads", "toy_warns",
               "toy_lazy_import")
 
 

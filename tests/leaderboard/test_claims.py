@@ -1,7 +1,9 @@
 import math
 from dataclasses import replace
 
+import numpy as np
 import pytest
+from scipy import stats
 
 from bench.errors import BenchError
 from bench.registry import Registry
@@ -91,13 +93,21 @@ def test_verdicts_for_each_kind(toy_paper, store):
     _fill(store, toy_paper)
     paper = load_paper(toy_paper, "toy-paper")
     verdicts = {v.claim.id: v for v in evaluate_paper(paper, store, toy_paper)}
-    assert verdicts["value-ok"].verdict == "reproduced"  # mean 2.1 vs 2.1
+    # mean 2.1 inside the band [1.89, 2.31], but its interval 2.1 ± 4.303·0.1 = [1.67, 2.53] is not
+    assert verdicts["value-ok"].verdict == "underpowered"
     assert verdicts["value-ok"].ours == [pytest.approx(2.1)]
-    assert verdicts["bound-fails"].verdict == "not reproduced"  # noise 0.5 has mean 4 > 2.5
+    assert "80 % power needs" in verdicts["value-ok"].detail
+    assert verdicts["bound-fails"].verdict == "not reproduced"  # noise 0.5: 4.0 in every seed, surely > 2.5
     assert verdicts["ordering-holds-values-off"].verdict == "partially"  # 0.6 vs paper 0.1: off by 6x
-    assert verdicts["rate-across-cells"].verdict == "reproduced"
-    assert verdicts["rate-across-cells"].ours == [pytest.approx(-2.0)]
+    # per seed, the log-log slope of error against norm across the three settings: their mean and t interval
+    norms = np.log([SETTINGS[k][1] for k in (0.01, 0.1, 0.5)])
+    slopes = [np.polyfit(norms, np.log([SETTINGS[k][0][s] for k in (0.01, 0.1, 0.5)]), 1)[0] for s in range(3)]
+    rate = verdicts["rate-across-cells"]
+    assert rate.ours == [pytest.approx(np.mean(slopes))] and rate.evidence.high - rate.evidence.low == pytest.approx(
+        2 * T_975_2 * np.std(slopes, ddof=1) / math.sqrt(3))
+    assert rate.verdict == "underpowered"  # [-2.45, -1.57] straddles the band -2 ± 0.05
     assert verdicts["rate-of-curve"].ours == [pytest.approx(-1.0)]
+    assert verdicts["rate-of-curve"].verdict == "reproduced"  # -1 exactly in every seed
     assert verdicts["never-run"].verdict == "not run"
     assert verdicts["too-few-seeds"].verdict == "insufficient seeds"
     assert "3 of 5 seeds" in verdicts["too-few-seeds"].detail
@@ -179,10 +189,9 @@ up: &up [{method: toy_noisy, task: toy_target, method_config: {noise: 0.01}}, {m
 down: &down [{method: toy_noisy, task: toy_target}, {method: toy_noisy, task: toy_target, method_config: {noise: 0.5}}]
 claims:
   - {id: seeds-all, cells: *up, expect: {order: increasing, seeds_holding: 3}}
-  - {id: margin-two-se, cells: *up, expect: {order: increasing, margin_se: 2}}
-  - {id: margin-four-se, cells: *up, expect: {order: increasing, margin_se: 4}}
-  - {id: reversed-non-inferior, cells: *down, expect: {order: decreasing, margin_se: -1}}
-  - {id: reversed-not-non-inferior-seeds, cells: *down, expect: {order: decreasing, margin_se: -1, seeds_holding: 1}}
+  - {id: beats, cells: *up, expect: {order: increasing}}
+  - {id: reversed, cells: *down, expect: {order: decreasing}}
+  - {id: reversed-non-inferior, cells: *down, expect: {order: decreasing, min_gap: -1.0}}
   - {id: min-gap-one, cells: *up, expect: {order: increasing, min_gap: 1.0}}
   - {id: min-gap-two, cells: *up, expect: {order: increasing, min_gap: 2.0}}
   - {id: min-gap-every-seed, cells: *up, expect: {order: increasing, min_gap: 1.45, seeds_holding: 3}}
@@ -190,10 +199,12 @@ claims:
   - {id: means-reverse-but-seed-wins, cells: [{method: toy_noisy, task: toy_target, method_config: {noise: 0.5}}, {method: toy_noisy, task: toy_target, method_config: {noise: 0.2}}], expect: {order: decreasing, seeds_holding: 1}}
 """  # noqa: E501
 
-# (noise) -> errors for seeds 0, 1, 2. Paired gaps (increasing) 0.01 -> 0.1: 1.5, 1.4, 1.6: mean 1.5,
-# SE = sd 0.1 / sqrt 3 = 0.0577, so the gap is 26 SE. 0.1 -> 0.5 (decreasing): -2.0, -2.0, -1.7, mean -1.9, SE 0.1:
-# not within 1 SE of 0. 0.5 -> 0.2 (decreasing): 4.0 -> 4.5, 3.5, 4.6: holds only in seed 1.
+# (noise) -> errors for seeds 0, 1, 2. Paired gaps (increasing) 0.01 -> 0.1: 1.5, 1.4, 1.6: mean 1.5, sd 0.1,
+# SE 0.0577, t(0.975, 2) = 4.3027: the 95 % interval [1.2516, 1.7484]. 0.1 -> 0.5 (decreasing, as claimed): -2.0,
+# -2.0, -1.7: mean -1.9, SE 0.1, interval [-2.3303, -1.4697]. 0.5 -> 0.2 (decreasing): -0.5, +0.5, -0.6: mean -0.2,
+# SE 0.3512, interval [-1.711, 1.311]: holds in seed 1 only.
 PER_SEED_VALUES = {0.01: [0.5, 0.6, 0.7], 0.1: [2.0, 2.0, 2.3], 0.5: [4.0, 4.0, 4.0], 0.2: [4.5, 3.5, 4.6]}
+T_975_2 = 4.302652729911275
 
 
 def _fill_values(store, registry, table):
@@ -209,58 +220,89 @@ def _per_seed_verdicts(tmp_path, toy_registry, store, table, text=PER_SEED, seed
     return {v.claim.id: v for v in evaluate_paper(load_paper(registry, "toy-paper"), store, registry, seeds=seeds)}
 
 
-def test_per_seed_criteria_against_hand_computed_gaps_and_standard_errors(tmp_path, toy_registry, store):
-    verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, PER_SEED_VALUES)
-    assert verdicts["seeds-all"].verdict == "reproduced" and "holds in 3 of 3 seeds" in verdicts["seeds-all"].detail
-    assert verdicts["margin-two-se"].verdict == "reproduced"
-    assert "paired gap 1.5 = 26 SE (SE 0.0577)" in verdicts["margin-two-se"].detail
-    assert verdicts["margin-four-se"].verdict == "reproduced"  # 26 SE clears 4 SE too
-    # reversed: the paired gap -1.9 (SE 0.1) is 19 SE below zero, far outside non-inferiority at -1 SE
-    assert verdicts["reversed-non-inferior"].verdict == "not reproduced"
-    assert "paired gap -1.9 = -19 SE (SE 0.1)" in verdicts["reversed-non-inferior"].detail
-    assert verdicts["reversed-not-non-inferior-seeds"].verdict == "not reproduced"
-    assert "holds in 0 of 3 seeds (needs ≥ 1)" in verdicts["reversed-not-non-inferior-seeds"].detail
-    # means 4.0 -> 4.2 go the wrong way, yet seed 1 (4.0 -> 3.5) holds: seeds_holding adds to the means check
-    assert verdicts["means-reverse-but-seed-wins"].verdict == "not reproduced"
-    assert "holds in 1 of 3 seeds" in verdicts["means-reverse-but-seed-wins"].detail
+def _alone(tmp_path, toy_registry, store, table, claim: str, seeds=None):
+    """The verdict of a paper holding this one claim (a Holm family of one: its raw p decides)."""
+    text = PER_SEED.split("claims:")[0] + "claims:\n  - " + claim + "\n"
+    verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, table, text=text, seeds=seeds)
+    (verdict,) = verdicts.values()
+    return verdict
 
 
-def test_min_gap_on_the_means(tmp_path, toy_registry, store):
-    # means 0.6 -> 2.1 (gap 1.5) and, decreasing, 2.1 -> 4.0 (gap -1.9 in the claimed direction)
-    verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, PER_SEED_VALUES)
-    assert verdicts["min-gap-one"].verdict == "reproduced" and "gap 1.5" in verdicts["min-gap-one"].detail
-    assert verdicts["min-gap-two"].verdict == "not reproduced"
-    # per-seed gaps 1.5, 1.4, 1.6: the mean gap 1.5 clears 1.45, but seed 1 does not
-    assert verdicts["min-gap-every-seed"].verdict == "not reproduced"
-    assert "holds in 2 of 3 seeds (needs ≥ 3)" in verdicts["min-gap-every-seed"].detail
-    assert (verdicts["non-inferior-by-two"].verdict == "reproduced"
-            and "gap -1.9" in verdicts["non-inferior-by-two"].detail)
+def test_a_claim_is_reproduced_when_the_paired_interval_clears_its_margin(tmp_path, toy_registry, store):
+    v = _alone(tmp_path, toy_registry, store, PER_SEED_VALUES, "{id: c, cells: *up, expect: {order: increasing}}")
+    half = T_975_2 * 0.1 / math.sqrt(3)
+    assert v.verdict == "reproduced"
+    assert (v.evidence.estimate, v.evidence.low, v.evidence.high) == pytest.approx((1.5, 1.5 - half, 1.5 + half))
+    assert v.evidence.n == 3 and v.evidence.method == "t" and v.evidence.threshold == 0.0
+    assert "95 % t interval [1.25, 1.75], n=3" in v.detail
+    # p: twice the one-sided t tail of 1.5 / 0.0577 = 25.98 on 2 degrees of freedom
+    assert v.evidence.p == pytest.approx(2 * stats.t.sf(1.5 / (0.1 / math.sqrt(3)), 2))
 
 
-def test_non_inferiority_passes_within_the_margin_and_fails_beyond_it(tmp_path, toy_registry, store):
-    # decreasing 0.1 -> 0.5 with gaps (as claimed) -0.05, +0.05, -0.1: mean -0.0333, SE 0.0441: -0.76 SE, within -1 SE
-    table = {0.1: [2.0, 2.0, 2.3], 0.5: [2.05, 1.95, 2.4]}
-    verdict = _per_seed_verdicts(tmp_path, toy_registry, store, table)["reversed-non-inferior"]
-    assert verdict.verdict == "reproduced" and "= -0.76 SE" in verdict.detail and "non-inferior" in verdict.detail
+@pytest.mark.parametrize("expect, verdict", [
+    ("{order: increasing, min_gap: 1.0}", "reproduced"),         # [1.25, 1.75] above 1
+    ("{order: increasing, min_gap: 2.0}", "not reproduced"),     # [1.25, 1.75] below 2
+    ("{order: increasing, min_gap: 1.45}", "underpowered"),      # [1.25, 1.75] straddles 1.45
+    ("{order: decreasing}", "not reproduced"),                   # the gap as claimed, [-1.75, -1.25], below 0
+    ("{order: increasing, seeds_holding: 3}", "reproduced"),     # 3 of 3 seeds, and the interval above 0
+    ("{order: increasing, min_gap: 1.2, seeds_holding: 3}", "reproduced"),
+])
+def test_the_interval_decides_against_the_margin(tmp_path, toy_registry, store, expect, verdict):
+    v = _alone(tmp_path, toy_registry, store, PER_SEED_VALUES, f"{{id: c, cells: *up, expect: {expect}}}")
+    assert v.verdict == verdict, v.detail
 
 
-def test_a_margin_between_the_gap_and_its_standard_error_decides(tmp_path, toy_registry, store):
-    # increasing 0.01 -> 0.1 with gaps 1, 2, 3: mean 2, SE 1/sqrt(3) = 0.577: 3.46 SE, so 2 SE passes and 4 SE fails
-    table = {0.01: [1.0, 1.0, 1.0], 0.1: [2.0, 3.0, 4.0]}
-    verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, table)
-    assert verdicts["margin-two-se"].verdict == "reproduced" and "= 3.5 SE" in verdicts["margin-two-se"].detail
-    assert verdicts["margin-four-se"].verdict == "not reproduced"
+def test_an_undecided_claim_is_underpowered_and_names_the_seeds_that_would_decide_it(tmp_path, toy_registry, store):
+    # decreasing 0.1 -> 0.5, non-inferiority at -2: gaps -2.0, -2.0, -1.7 (mean -1.9, sd 0.1732): the interval
+    # [-2.33, -1.47] straddles -2. Effect 0.1, sd 0.1732: d = 0.577, and a two-sided t-test at 0.05 needs 26 seeds
+    # for 80 % power (noncentral t; Cohen's table gives 26 for d = 0.58)
+    v = _alone(tmp_path, toy_registry, store, PER_SEED_VALUES,
+               "{id: c, cells: *down, expect: {order: decreasing, min_gap: -2.0}}")
+    assert v.verdict == "underpowered"
+    assert v.evidence.seeds_needed == 26
+    assert "80 % power needs 26 seeds" in v.detail
 
 
-def test_a_seed_override_keeps_the_share_of_seeds_and_a_standard_error_needs_two(tmp_path, toy_registry, store):
+def test_seeds_holding_stays_an_additional_condition(tmp_path, toy_registry, store):
+    # per-seed gaps 1.5, 1.4, 1.6 against min_gap 1.45: seed 1 misses it; the interval [1.25, 1.75] straddles 1.45
+    v = _alone(tmp_path, toy_registry, store, PER_SEED_VALUES,
+               "{id: c, cells: *up, expect: {order: increasing, min_gap: 1.45, seeds_holding: 3}}")
+    assert v.verdict == "underpowered" and "holds in 2 of 3 seeds (needs ≥ 3)" in v.detail
+    # 5 seeds, gaps 1, 1, 1, 1, -0.01: mean 0.798, sd 0.4517, interval [0.237, 1.359] above 0, yet one seed loses:
+    # the share asked is not met, so the claim is not reproduced whatever the interval says
+    store2 = type(store).open(f"sqlite:///{tmp_path}/second.db")
+    table = {0.01: [0.0] * 5, 0.1: [1.0, 1.0, 1.0, 1.0, -0.01]}
+    v = _alone(tmp_path, toy_registry, store2, table,
+               "{id: c, seeds: 5, cells: *up, expect: {order: increasing, seeds_holding: 5}}")
+    assert v.evidence.low == pytest.approx(0.798 - stats.t.ppf(0.975, 4) * 0.45171 / math.sqrt(5), abs=1e-4)
+    assert v.evidence.low > 0 and v.verdict == "not reproduced" and "holds in 4 of 5 seeds (needs ≥ 5)" in v.detail
+
+
+def test_holm_adjusts_the_papers_claims_together(tmp_path, toy_registry, store):
+    """min-gap-one alone: t = 0.5 / 0.0577 = 8.66 on 2 df, p = 0.0131: reproduced. In the paper's family of nine
+    claims (two decided exactly at p = 0 and the rest ranked by p), Holm multiplies its p by the claims not yet
+    rejected, which takes it above 0.05: underpowered, with the adjusted level shown."""
+    alone = _alone(tmp_path, toy_registry, store, PER_SEED_VALUES,
+                   "{id: c, cells: *up, expect: {order: increasing, min_gap: 1.0}}")
+    p = 2 * stats.t.sf(0.5 / (0.1 / math.sqrt(3)), 2)
+    assert alone.verdict == "reproduced" and alone.evidence.p == pytest.approx(p)
+    store2 = type(store).open(f"sqlite:///{tmp_path}/second.db")
+    verdicts = _per_seed_verdicts(tmp_path, toy_registry, store2, PER_SEED_VALUES)
+    family = verdicts["min-gap-one"].evidence
+    assert family.family == 9 and family.p == pytest.approx(p) and family.p_adjusted > 0.05
+    assert verdicts["min-gap-one"].verdict == "underpowered"
+    assert f"Holm-adjusted {family.p_adjusted:.2g} over 9 claims" in verdicts["min-gap-one"].detail
+    assert verdicts["min-gap-two"].verdict == "underpowered"     # t = -8.66: the same p, on the other side
+    assert verdicts["beats"].verdict == "reproduced"             # t = 26: p = 0.0015, ×9 still below 0.05
+
+
+def test_a_seed_override_keeps_the_share_of_seeds_and_one_seed_gives_no_interval(tmp_path, toy_registry, store):
     verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, PER_SEED_VALUES, seeds=2)
     assert "holds in 2 of 2 seeds (needs ≥ 2)" in verdicts["seeds-all"].detail  # 3 of 3 -> 2 of 2
     assert "holds in 1 of 2 seeds (needs ≥ 1)" in verdicts["means-reverse-but-seed-wins"].detail  # 1 of 3 -> ceil(2/3)
     verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, PER_SEED_VALUES, seeds=1)
-    assert verdicts["seeds-all"].verdict == "reproduced" and "1 of 1 seeds" in verdicts["seeds-all"].detail
-    assert (verdicts["margin-two-se"].verdict == "insufficient seeds"
-            and "2 seeds or more" in verdicts["margin-two-se"].detail)
-
+    assert verdicts["beats"].verdict == "underpowered"
+    assert "no interval from 1 value(s)" in verdicts["beats"].detail and "needs ≥ 2 seeds" in verdicts["beats"].detail
 
 
 TRACKING = TOY_HEADER + """defaults: {seeds: 3, scale: cpu-full, kind: tracking, metric: error}
@@ -288,10 +330,14 @@ def test_tracking_is_the_gap_between_two_absolute_correlations_across_every_run(
                        runner="local")
     verdicts = {v.claim.id: v for v in evaluate_paper(load_paper(registry, "toy-paper"), store, registry)}
     better = verdicts["norm-tracks-better"]
-    assert better.verdict == "reproduced" and better.ours == [pytest.approx(1.0), pytest.approx(0.0, abs=1e-12)]
+    assert better.ours == [pytest.approx(1.0), pytest.approx(0.0, abs=1e-12)]
     assert "over 12 runs" in better.ours_text and "advantage 1 (needs ≥ 0.5) across 4 settings" in better.detail
-    assert verdicts["spread-tracks-better"].verdict == "not reproduced"       # advantage −1
-    assert verdicts["norm-tracks-perfectly"].verdict == "reproduced"          # 1 − 0 ≥ 1: the bound is inclusive
+    # the advantage is 1 on these 12 runs, but resampling the runs (spread's ±1 pattern is easily correlated with
+    # error in a resample) gives a 95 % bootstrap interval [0.11, 1]: twelve runs cannot show it beyond 0.5
+    assert better.verdict == "underpowered" and better.evidence.method == "bootstrap"
+    assert better.evidence.high == pytest.approx(1.0) and 0 < better.evidence.low < 0.5
+    assert verdicts["spread-tracks-better"].verdict == "not reproduced"       # advantage −1, at most −0.11 resampled
+    assert verdicts["norm-tracks-perfectly"].verdict == "underpowered"        # 1 ≥ 1 inclusive, resamples below
 
 
 SETTING = "\n                     {method: toy_noisy, task: toy_target, method_config: {noise: %s}}"
@@ -309,26 +355,24 @@ def test_a_tracking_claim_needs_its_metrics_and_three_settings(tmp_path, toy_reg
         load_paper(registry, "toy-paper")
 
 TIES = PER_SEED + """
-  - {id: beats, cells: *up, expect: {order: increasing}}
   - {id: beats-by-zero, cells: *up, expect: {order: increasing, min_gap: 0}}
-  - {id: beats-zero-se, cells: *up, expect: {order: increasing, margin_se: 0}}
   - {id: within-slack, cells: *up, expect: {order: increasing, slack: 0.1}}
   - {id: not-worse-by-one, cells: *up, expect: {order: increasing, min_gap: -1.0}}
 """
 
 
 def test_a_tie_fails_a_beats_claim_and_holds_a_non_inferiority_one(tmp_path, toy_registry, store):
-    table = {0.01: [2.0, 3.0, 4.0], 0.1: [2.0, 3.0, 4.0]}  # equal in every seed: mean gap 0, SE 0
+    table = {0.01: [2.0, 3.0, 4.0], 0.1: [2.0, 3.0, 4.0]}  # equal in every seed: gap 0 exactly, no spread
     verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, table, text=TIES)
-    for claim in ("beats", "beats-by-zero", "beats-zero-se", "seeds-all", "min-gap-one"):
+    for claim in ("beats", "beats-by-zero", "seeds-all", "min-gap-one"):
         assert verdicts[claim].verdict == "not reproduced", claim
     assert "holds in 0 of 3 seeds" in verdicts["seeds-all"].detail
-    assert verdicts["within-slack"].verdict == "reproduced"      # a tolerance: 3.0 >= 3.0 * 0.9
-    assert verdicts["not-worse-by-one"].verdict == "reproduced"  # non-inferiority: gap 0 >= -1
+    assert verdicts["within-slack"].verdict == "reproduced"      # a tolerance: gap 0 ≥ −10 % of 3.0
+    assert verdicts["not-worse-by-one"].verdict == "reproduced"  # non-inferiority: gap 0 ≥ −1
 
 
 def test_a_strict_win_by_the_smallest_margin_still_counts(tmp_path, toy_registry, store):
-    table = {0.01: [2.0, 3.0, 4.0], 0.1: [2.001, 3.001, 4.001]}
+    table = {0.01: [2.0, 3.0, 4.0], 0.1: [2.001, 3.001, 4.001]}  # the same gap in every seed: no spread
     verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, table, text=TIES)
     for claim in ("beats", "beats-by-zero", "seeds-all"):
         assert verdicts[claim].verdict == "reproduced", claim
@@ -337,9 +381,9 @@ def test_a_strict_win_by_the_smallest_margin_still_counts(tmp_path, toy_registry
 @pytest.mark.parametrize("expect,message", [
     ("{order: increasing, seeds_holding: 4}", "seeds_holding must be an integer in 1..3"),
     ("{order: increasing, seeds_holding: 0.5}", "seeds_holding must be an integer"),
-    ("{order: increasing, margin_se: 1, slack: 0.1}", "one of slack, min_gap, min_ratio, margin_se"),
-    ("{order: increasing, min_gap: 0.1, slack: 0.1}", "one of slack, min_gap, min_ratio, margin_se"),
-    ("{order: increasing, min_ratio: 2, min_gap: 0.1}", "one of slack, min_gap, min_ratio, margin_se"),
+    ("{order: increasing, margin_se: 1}", "margin_se is retired"),
+    ("{order: increasing, min_gap: 0.1, slack: 0.1}", "one of slack, min_gap, min_ratio"),
+    ("{order: increasing, min_ratio: 2, min_gap: 0.1}", "one of slack, min_gap, min_ratio"),
     ("{order: increasing, min_ratio: 0.5}", "min_ratio must be a number above 1"),
     ("{order: increasing, seeds: 4}", "unknown expect key"),
     ("{order: upwards}", "order must be increasing or decreasing"),
@@ -351,38 +395,31 @@ def test_bad_per_seed_criteria_are_caught(tmp_path, toy_registry, expect, messag
         load_paper(registry, "toy-paper")
 
 
-def test_margin_se_needs_two_seeds(tmp_path, toy_registry):
-    registry = with_claims(tmp_path, toy_registry, PER_SEED.replace("seeds: 3,", "seeds: 1,")
-                                                   .replace("seeds_holding: 3", "seeds_holding: 1"))
-    with pytest.raises(BenchError, match="margin_se needs a standard error, so seeds >= 2"):
-        load_paper(registry, "toy-paper")
-
-
 CONTROLLED = PER_SEED + """
 controls:
   - id: world-shows-it
     cells: *up
     expect: {order: increasing, min_gap: 1.0}
-    gates: [seeds-all, min-gap-two]
+    gates: [seeds-all, reversed]
   - id: world-is-null
     cells: *down
     expect: {order: increasing}
-    gates: [min-gap-one]
+    gates: [beats]
 """
 
 
 def test_a_failed_positive_control_makes_its_claims_inconclusive(tmp_path, toy_registry, store):
-    # world-shows-it: means 0.6 -> 2.1, gap 1.5 >= 1 passes; world-is-null: 2.1 -> 4.0 increasing, passes too
+    # world-shows-it: gap interval [1.25, 1.75] above 1 passes; world-is-null: 2.1 -> 4.0 increasing, passes too
     verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, PER_SEED_VALUES, text=CONTROLLED)
     assert verdicts["world-shows-it"].verdict == "reproduced" and verdicts["world-shows-it"].claim.role == "control"
-    assert verdicts["seeds-all"].verdict == "reproduced" and verdicts["min-gap-two"].verdict == "not reproduced"
+    assert verdicts["seeds-all"].verdict == "reproduced" and verdicts["reversed"].verdict == "not reproduced"
     # the control fails when its ordering is reversed: 4.0 -> 2.1 is not increasing
     flipped = CONTROLLED.replace("cells: *down\n    expect: {order: increasing}",
                                  "cells: *down\n    expect: {order: decreasing, min_gap: 3}")
     store2 = type(store).open(f"sqlite:///{tmp_path}/second.db")
     verdicts = _per_seed_verdicts(tmp_path, toy_registry, store2, PER_SEED_VALUES, text=flipped)
-    assert verdicts["world-is-null"].verdict == "not reproduced"   # gap 1.9 < 3
-    gated = verdicts["min-gap-one"]
+    assert verdicts["world-is-null"].verdict == "not reproduced"   # gap interval [-2.33, -1.47] below 3
+    gated = verdicts["beats"]
     assert gated.verdict == "inconclusive"
     assert "positive control world-is-null failed" in gated.detail and "own criterion gave reproduced" in gated.detail
     assert verdicts["seeds-all"].verdict == "reproduced"            # gated by the control that passed
@@ -391,8 +428,8 @@ def test_a_failed_positive_control_makes_its_claims_inconclusive(tmp_path, toy_r
 def test_a_positive_control_whose_null_also_passes_makes_its_claims_inconclusive(tmp_path, toy_registry, store):
     """world-shows-it separates *up (0.6 -> 2.1, gap 1.5 >= 1); its null *down separates too (2.1 -> 4.0, gap 1.9):
     the metric does not tell the planted effect from its absence, so the world cannot show the effect."""
-    nulled = CONTROLLED.replace("    gates: [seeds-all, min-gap-two]\n",
-                                "    gates: [seeds-all, min-gap-two]\n"
+    nulled = CONTROLLED.replace("    gates: [seeds-all, reversed]\n",
+                                "    gates: [seeds-all, reversed]\n"
                                 "    control: {why: the effect removed, cells: *down}\n")
     verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, PER_SEED_VALUES, text=nulled)
     assert verdicts["world-shows-it"].verdict == "uninformative" and verdicts["world-shows-it"].control == "passes"
@@ -412,8 +449,8 @@ def test_a_control_not_run_leaves_the_verdict_and_says_so(tmp_path, toy_registry
     table = {k: v for k, v in PER_SEED_VALUES.items() if k != 0.5}  # the *down cells' second group never ran
     verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, table, text=CONTROLLED)
     assert verdicts["world-is-null"].verdict == "not run"
-    assert verdicts["min-gap-one"].verdict == "reproduced"
-    assert verdicts["min-gap-one"].detail.startswith("positive control world-is-null not run yet")
+    assert verdicts["beats"].verdict == "reproduced"
+    assert verdicts["beats"].detail.startswith("positive control world-is-null not run yet")
 
 
 def test_controls_are_not_counted_among_the_claims(tmp_path, toy_registry, store):
@@ -424,14 +461,14 @@ def test_controls_are_not_counted_among_the_claims(tmp_path, toy_registry, store
             == set(verdicts) - {"world-shows-it", "world-is-null"})
     registry = replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded)
     (row,) = overview(store, registry)
-    assert sum(row.counts.values()) == 10 and "inconclusive" in row.counts
+    assert sum(row.counts.values()) == 9 and "inconclusive" in row.counts
 
 
 @pytest.mark.parametrize("edit,message", [
-    (lambda t: t.replace("gates: [min-gap-one]", "gates: [no-such-claim]"), "gates unknown claim"),
-    (lambda t: t.replace("gates: [min-gap-one]", "gates: []"), "needs gates"),
+    (lambda t: t.replace("gates: [beats]", "gates: [no-such-claim]"), "gates unknown claim"),
+    (lambda t: t.replace("gates: [beats]", "gates: []"), "needs gates"),
     (lambda t: t.replace("id: world-is-null", "id: seeds-all"), "ids must be unique"),
-    (lambda t: t.replace("{id: seeds-all, cells: *up,", "{id: seeds-all, gates: [margin-two-se], cells: *up,"),
+    (lambda t: t.replace("{id: seeds-all, cells: *up,", "{id: seeds-all, gates: [beats], cells: *up,"),
      "gates belongs to a control"),
 ])
 def test_bad_controls_are_caught(tmp_path, toy_registry, edit, message):
@@ -465,7 +502,7 @@ def test_bad_checks_are_caught(tmp_path, toy_registry, entry, message):
         load_paper(registry, "toy-paper")
 
 
-NEGATIVE = PER_SEED + """
+NEGATIVE = PER_SEED.split("claims:")[0] + """claims:
   - id: beats-with-a-control-that-fails
     cells: *up
     expect: {order: increasing, min_gap: 1.0}
@@ -495,10 +532,10 @@ def test_a_claim_that_also_holds_on_its_negative_control_is_uninformative(tmp_pa
     assert good.verdict == "reproduced" and good.control == "fails"
     assert good.detail.startswith("negative control fails as it must (toy_noisy(noise=0.01): 0.6 , "
                                   "toy_noisy(noise=0.02)")
-    assert "gap 0.05" in good.detail
+    assert "(increasing) ≥ 1: 0.05, 95 % t interval [0.05, 0.05]" in good.detail
     bad = verdicts["beats-with-a-control-that-passes"]
     assert bad.verdict == "uninformative" and bad.control == "passes"
-    assert "also holds on its negative control" in bad.detail and "gap 1.9" in bad.detail
+    assert "also holds on its negative control" in bad.detail and ": 1.9, 95 % t interval [1.47, 2.33]" in bad.detail
     assert "own criterion gave reproduced" in bad.detail
     # a claim that fails on its own stays not reproduced whatever its control gives
     assert verdicts["fails-anyway"].verdict == "not reproduced" and verdicts["fails-anyway"].control == "fails"
@@ -513,22 +550,32 @@ def test_negative_control_cells_are_run_with_the_claims_seeds(tmp_path, toy_regi
     paper = load_paper(registry, "toy-paper")
     def noises(cells):
         return {c.method_config["noise"] for c in cells}
-    assert noises(paper_cells(paper, registry, controls=False)) == {0.01, 0.1, 0.5, 0.2}
+    assert noises(paper_cells(paper, registry, controls=False)) == {0.01, 0.1}
     with_controls = paper_cells(paper, registry)
-    assert noises(with_controls) == {0.01, 0.1, 0.5, 0.2, 0.02, 0.3}
+    assert noises(with_controls) == {0.01, 0.1, 0.5, 0.02, 0.3}
     assert {c.seed for c in with_controls if c.method_config["noise"] == 0.3} == {0, 1, 2}
 
 
-def test_min_ratio_on_the_means(tmp_path, toy_registry, store):
-    text = PER_SEED + """
-  - {id: three-times, cells: *up, expect: {order: increasing, min_ratio: 3}}
-  - {id: four-times, cells: *up, expect: {order: increasing, min_ratio: 4}}
-  - {id: five-times-lower, cells: [{method: toy_noisy, task: toy_target}, {method: toy_noisy, task: toy_target, method_config: {noise: 0.01}}], expect: {order: decreasing, min_ratio: 3}}
-"""  # noqa: E501
-    verdicts = _per_seed_verdicts(tmp_path, toy_registry, store, PER_SEED_VALUES, text=text)
-    assert verdicts["three-times"].verdict == "reproduced" and "3.5×" in verdicts["three-times"].detail  # 2.1 / 0.6
-    assert verdicts["four-times"].verdict == "not reproduced"
-    assert verdicts["five-times-lower"].verdict == "reproduced"  # 2.1 -> 0.6 is 3.5x lower
+@pytest.mark.parametrize("expect, verdict", [
+    ("{order: increasing, min_ratio: 3}", "reproduced"),       # log ratios 1.2528, 1.2809, 1.2238 above log 3
+    ("{order: increasing, min_ratio: 4}", "not reproduced"),   # ... below log 4 = 1.386
+    ("{order: increasing, min_ratio: 3.4}", "underpowered"),   # log 3.4 = 1.2238 inside [1.182, 1.323]
+])
+def test_min_ratio_on_the_per_seed_log_ratios(tmp_path, toy_registry, store, expect, verdict):
+    table = {0.01: [1.0, 1.0, 1.0], 0.1: [3.5, 3.6, 3.4]}
+    v = _alone(tmp_path, toy_registry, store, table, f"{{id: c, cells: *up, expect: {expect}}}")
+    logs = np.log([3.5, 3.6, 3.4])
+    half = T_975_2 * np.std(logs, ddof=1) / math.sqrt(3)
+    assert (v.evidence.low, v.evidence.high) == pytest.approx((logs.mean() - half, logs.mean() + half))
+    assert v.verdict == verdict, v.detail
+
+
+def test_a_decreasing_ratio_reads_the_first_over_the_second(tmp_path, toy_registry, store):
+    table = {0.01: [1.0, 1.0, 1.0], 0.1: [3.5, 3.6, 3.4]}
+    v = _alone(tmp_path, toy_registry, store, table, "{id: c, cells: [{method: toy_noisy, task: toy_target}, "
+               "{method: toy_noisy, task: toy_target, method_config: {noise: 0.01}}], "
+               "expect: {order: decreasing, min_ratio: 3}}")
+    assert v.verdict == "reproduced"
 
 
 @pytest.mark.parametrize("edit,message", [
@@ -604,3 +651,76 @@ def test_every_cpu_world_has_a_positive_control_with_a_null(slug):
     for control in controls:
         assert control.control or control.id in WITHOUT_NULL, f"{control.id}: a positive control needs its null"
         assert set(control.gates) <= {c.id for c in cpu_claims}
+
+
+
+
+SWITCHED = """
+paper: toy-paper
+title: A toy paper
+methods:
+  toy_shrunk: {fidelity: reconstructed, deviations: none}
+  toy_noisy: {fidelity: reconstructed, deviations: none}
+defaults: {seeds: 3, scale: cpu-full, kind: ordering, metric: error}
+claims:
+  - id: shrinking-helps
+    cells: [{method: toy_noisy, task: toy_target}, {method: toy_shrunk, task: toy_target}]
+    expect: {order: decreasing}
+    control_none: the switched-off run is its control
+  - id: shrinking-keeps-the-norm
+    metric: norm
+    no_harm: true
+    cells: [{method: toy_noisy, task: toy_target}, {method: toy_shrunk, task: toy_target}]
+    expect: {order: decreasing, min_gap: -0.5}
+    control_none: a side effect
+"""
+
+
+def _fill_switched(store, registry, shrunk_off):
+    """toy_noisy errors 2.0, 2.1, 2.2; toy_shrunk (shrink 0.9) 0.2, 0.25, 0.2; toy_shrunk at shrink 0 `shrunk_off`
+    (None: never run); the norm 1.0 everywhere."""
+    rows = [(Entry("toy_noisy"), [2.0, 2.1, 2.2]), (Entry("toy_shrunk"), [0.2, 0.25, 0.2])]
+    if shrunk_off is not None:
+        rows.append((Entry("toy_shrunk", {"shrink": 0.0}), shrunk_off))
+    for entry, errors in rows:
+        for seed, error in enumerate(errors):
+            cell = make_cell(registry, entry, Entry("toy_target"), seed)
+            store.save(RunRecord(cell, "done", 2, {"error": error, "norm": 1.0}, {}), runner="local")
+
+
+@pytest.mark.parametrize("shrunk_off, verdict, switched", [
+    ([2.0, 2.1, 2.2], "reproduced", "fails"),     # switched off it is toy_noisy again: no gap, the claim fails
+    ([1.0, 1.1, 1.0], "uninformative", "holds"),  # still lower switched off: the shrinking is not what wins
+    (None, "reproduced", "not run"),
+])
+def test_a_claim_is_judged_again_with_the_credited_method_switched_off(tmp_path, toy_registry, store, shrunk_off,
+                                                                       verdict, switched):
+    registry = with_claims(tmp_path, toy_registry, SWITCHED)
+    _fill_switched(store, registry, shrunk_off)
+    verdicts = {v.claim.id: v for v in evaluate_paper(load_paper(registry, "toy-paper"), store, registry)}
+    v = verdicts["shrinking-helps"]
+    assert (v.verdict, v.switched) == (verdict, switched), v.detail
+    if switched == "holds":
+        assert "still holds with the method switched off (shrink = 0: toy_shrunk(shrink=0.0)" in v.detail
+    if switched == "not run":
+        assert "switched off not run yet (shrink = 0: toy_shrunk(shrink=0.0))" in v.detail
+
+
+def test_a_no_harm_claim_is_its_own_section_and_never_switched(tmp_path, toy_registry, store):
+    from leaderboard.claims import overview
+
+    registry = with_claims(tmp_path, toy_registry, SWITCHED)
+    _fill_switched(store, registry, [1.0, 1.1, 1.0])
+    verdicts = {v.claim.id: v for v in evaluate_paper(load_paper(registry, "toy-paper"), store, registry)}
+    kept = verdicts["shrinking-keeps-the-norm"]
+    assert kept.verdict == "no-harm holds" and kept.switched == "none"  # gap 0 ≥ −0.5 exactly, nothing switched
+    (row,) = overview(store, replace(toy_registry, papers_dir=tmp_path, _loaded=toy_registry._loaded))
+    assert row.counts["no-harm holds"] == 1 and row.counts["reproduced"] == 0 and row.counts["uninformative"] == 1
+
+
+def test_the_switched_off_cells_are_among_the_controls(tmp_path, toy_registry):
+    registry = with_claims(tmp_path, toy_registry, SWITCHED)
+    paper = load_paper(registry, "toy-paper")
+    plain = {(c.method, c.method_config.get("shrink")) for c in paper_cells(paper, registry, controls=False)}
+    controls = {(c.method, c.method_config.get("shrink")) for c in paper_cells(paper, registry)}
+    assert controls - plain == {("toy_shrunk", 0.0)}  # the no-harm claim adds none
