@@ -20,6 +20,8 @@ as the reference run; with runs, they show the store's and flag each disagreemen
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import math
 import os
 import platform
@@ -82,6 +84,7 @@ class Lock:
     cpu_s: float | None = None
     numerics: str | None = None  # bench.numerics.fingerprint() of the machine, every cell on one thread
     other_numerics: str | None = None  # the fingerprint of the second run (ATEN_CPU_CAPABILITY=default), if made
+    inputs: str | None = None    # paper_inputs(): the digest of what the verdicts depend on, when locked
 
     @property
     def label(self) -> str:
@@ -136,7 +139,69 @@ def make_lock(paper: Paper, verdicts: list[Verdict], store: Store, registry: Reg
                                          v.claim.seeds, wall, cpu, {numerics: v.verdict}, v.switched,
                                          _evidence(v), _cells(v))
     wall, cpu = runs_cost(store, every_key) if every_key else (0.0, None)
-    return Lock(paper.slug, commit(), date.today().isoformat(), machine(), command, claims, wall, cpu, numerics)
+    return Lock(paper.slug, commit(), date.today().isoformat(), machine(), command, claims, wall, cpu, numerics,
+                inputs=paper_inputs(paper, registry))
+
+
+ROOT = Path(__file__).resolve().parent.parent
+INPUT_PACKAGES = ("bench", "methods", "tasks")
+
+
+def paper_inputs(paper: Paper, registry: Registry) -> str:
+    """sha256 of what a paper's verdicts depend on: its claims file, constraints.txt, and the source of every module
+    in the import closure of its methods and tasks (claims, controls and switched-off cells) within the repository's
+    bench/, methods/ and tasks/. The lock test compares a paper whose digest changed since its lock on every run."""
+    names = {g.method for c in paper.claims for g in claim_groups(c, True, paper, registry)}
+    tasks = {g.task for c in paper.claims for g in claim_groups(c, True, paper, registry)}
+    modules = ({registry.listing("method", n).module for n in names}
+               | {registry.listing("task", n).module for n in tasks})
+    files = {registry.paper_path(paper.slug), ROOT / "constraints.txt"}
+    todo = list(modules)
+    while todo:
+        path = _module_file(todo.pop())
+        if path is None or path in files:
+            continue
+        files.add(path)
+        todo.extend(_imports(path))
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        if path.is_file():
+            digest.update(str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _module_file(module: str) -> Path | None:
+    if module.split(".")[0] not in INPUT_PACKAGES:
+        return None
+    base = ROOT.joinpath(*module.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def _imports(path: Path) -> list[str]:
+    """The repository modules a file imports (absolute and relative, at any depth: imports inside functions count),
+    with the packages on their way (a package's __init__ runs first)."""
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    if path.name == "__init__.py":
+        package = package.rsplit(".", 1)[0] + ".__init__"
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[:-node.level]
+                base = ".".join([*parent, *([base] if base else [])])
+            found += [base] + [f"{base}.{a.name}" for a in node.names]
+    out = []
+    for name in found:
+        parts = name.split(".")
+        out += [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    return out
 
 
 def _num(x: float) -> float:
@@ -177,7 +242,7 @@ def write_lock(lock: Lock, folder: Path = LOCK_DIR) -> Path:
     path = folder / f"{lock.slug}.yaml"
     data = {"paper": lock.slug, "commit": lock.commit, "date": lock.date, "machine": lock.machine,
             "command": lock.command, "wall_s": lock.wall_s, "cpu_s": lock.cpu_s, "numerics": lock.numerics,
-            "other_numerics": lock.other_numerics,
+            "other_numerics": lock.other_numerics, "inputs": lock.inputs,
             "claims": {cid: {"verdict": c.verdict, "verdicts": c.verdicts, "ours": c.ours, "ours_text": c.ours_text,
                              "control": c.control, "switched": c.switched, "seeds": c.seeds, "wall_s": c.wall_s,
                              "cpu_s": c.cpu_s, "evidence": c.evidence, "cells": c.cells, "detail": c.detail}
@@ -203,7 +268,7 @@ def read_lock(slug: str, folder: Path = LOCK_DIR) -> Lock | None:
                   for cid, c in (data.get("claims") or {}).items()}
         return Lock(data["paper"], str(data["commit"]), str(data["date"]), data["machine"], data["command"], claims,
                     float(data.get("wall_s") or 0.0), data.get("cpu_s"), data.get("numerics"),
-                    data.get("other_numerics"))
+                    data.get("other_numerics"), data.get("inputs"))
     except (yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise BenchError(f"{path}: not a verdict lock ({type(exc).__name__}: {exc}); "
                          f"rewrite it with `{LOCK_COMMAND}`") from None
@@ -259,7 +324,7 @@ def _with_fragile(c: LockedClaim, claim, lock: Lock) -> str:
     notes = [fragile_note(c, lock)] if c.fragile else []
     if claim.fragile and f"fragile: {claim.fragile}" not in c.detail:
         notes.append(f"fragile: {claim.fragile}")
-    return "; ".join([*notes, c.detail])
+    return "; ".join([c.detail, *notes])
 
 
 def disagreements(verdicts: list[Verdict], lock: Lock, numerics: str | None = None) -> dict[str, tuple[str, str]]:

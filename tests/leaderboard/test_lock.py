@@ -88,7 +88,8 @@ def test_an_empty_store_shows_the_reference_run_and_a_differing_store_is_flagged
     assert lock.numerics is not None and len(lock.numerics) == 12  # the machine's float numerics, one thread
     # a store whose runs reverse the ordering: the store's verdict shows, flagged against the lock
     reversed_ = type(store).open(f"sqlite:///{tmp_path}/reversed.db")
-    _fill(reversed_, registry, {0.01: ([3.0, 3.0], 1, 1), 0.1: ([2.0, 2.2], 1, 1), 0.02: ([0.7, 0.5], 1, 1)})
+    # the paired gap is -1 in both seeds: surely reversed
+    _fill(reversed_, registry, {0.01: ([3.0, 3.2], 1, 1), 0.1: ([2.0, 2.2], 1, 1), 0.02: ([0.7, 0.5], 1, 1)})
     now = evaluate_paper(paper, reversed_, registry)
     shown, source = with_reference(now, lock)
     beats = next(v for v in shown if v.claim.id == "beats")
@@ -141,3 +142,39 @@ def test_the_reproduction_summary_says_how_many_holding_claims_lack_their_negati
     _fill(store, registry, {0.02: RUNS[0.02]})
     _print_paper_counts([paper], store, registry, None)
     assert "negative control not run" not in capsys.readouterr().out
+
+
+def test_a_verdict_that_differs_between_the_two_numerics_is_fragile_and_counts_as_underpowered(tmp_path):
+    from leaderboard.lock import FRAGILE, LockedClaim, Lock, merge_numerics
+
+    def lock(fp, verdicts):
+        claims = {cid: LockedClaim(v, [1.0], "x", "detail", "none", 3, 1.0, 1.0, {fp: v})
+                  for cid, v in verdicts.items()}
+        return Lock("toy-paper", "abc", "2026-12-06", "m", "bench reproduce --all --controls --lock", claims, 1.0, 1.0,
+                    fp)
+
+    pinned = lock("aaa", {"same": "reproduced", "flips": "reproduced", "undecided": "underpowered"})
+    other = lock("bbb", {"same": "reproduced", "flips": "not reproduced", "undecided": "underpowered"})
+    merged = merge_numerics(pinned, other)
+    assert merged.other_numerics == "bbb"
+    assert merged.claims["same"].verdict == "reproduced" and not merged.claims["same"].fragile
+    assert merged.claims["flips"].verdict == FRAGILE == "underpowered" and merged.claims["flips"].fragile
+    assert merged.claims["flips"].verdicts == {"aaa": "reproduced", "bbb": "not reproduced"}
+    path = write_lock(merged, tmp_path)
+    back = read_lock("toy-paper", tmp_path)
+    assert back.claims["flips"].verdicts == merged.claims["flips"].verdicts and back.other_numerics == "bbb"
+    # a fresh run under either numerics agrees with the fragile claim's lock; a third verdict does not
+    from types import SimpleNamespace
+    fresh = [SimpleNamespace(claim=SimpleNamespace(id=cid), verdict=v)
+             for cid, v in (("same", "reproduced"), ("flips", "not reproduced"), ("undecided", "underpowered"))]
+    assert disagreements(fresh, back, "bbb") == {}
+    assert disagreements(fresh, back, "aaa") == {}  # the fragile claim may come out either way
+    fresh[0] = SimpleNamespace(claim=SimpleNamespace(id="same"), verdict="underpowered")
+    assert disagreements(fresh, back, "aaa") == {"same": ("underpowered", "reproduced")}
+    assert path.name == "toy-paper.yaml"
+
+
+def test_numbers_are_locked_to_six_significant_digits_not_six_decimals():
+    from leaderboard.lock import _num
+
+    assert _num(4.07e-17) == 4.07e-17 and _num(0.1234567) == 0.123457 and _num(123456789.0) == 123457000.0
