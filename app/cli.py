@@ -80,6 +80,16 @@ MaxCellsOption = Annotated[int, typer.Option("--max-cells", click_type=ASCII_INT
 ForceOption = Annotated[bool, typer.Option(help="Rerun cells already done.")]
 
 
+class Isolation(str, Enum):
+    worker = "worker"
+    cell = "cell"
+
+
+IsolationOption = Annotated[Isolation, typer.Option(
+    help="worker: each worker process runs cell after cell (a crashed or timed-out one is replaced); cell: a fresh "
+         "process for every cell (always so for language-model and GPU cells).")]
+
+
 class Kind(str, Enum):
     methods = "methods"
     tasks = "tasks"
@@ -183,7 +193,7 @@ def _exit_on_failures(summary) -> None:
 
 def _progress_runner(cells, store, registry, workers: int, timeout: Optional[float], force: bool,
                      runner: str = "local", address: Optional[str] = None, costs: Optional[dict] = None,
-                     threads: Optional[int] = None):
+                     threads: Optional[int] = None, isolation: str = "worker"):
     """Run cells with a live progress bar (counts per status and ETA); runner local or ray.
 
     `costs` ({run_key: expected seconds}) weighs the bar, so that its ETA holds when slow cells come last."""
@@ -230,7 +240,8 @@ def _progress_runner(cells, store, registry, workers: int, timeout: Optional[flo
                 return ray_runner.run_cells(cells, store, registry, address=address, timeout=timeout, force=force,
                                             on_record=on_record, on_status=on_status)
             return run_cells(cells, store, registry, workers=workers, timeout=timeout, force=force, on_record=on_record,
-                             isolate=True, threads=threads)  # a crashed cell never takes the CLI down
+                             isolate=True, threads=threads,  # a crashed cell never takes the CLI down
+                             isolation=isolation)
         except KeyboardInterrupt:
             progress.stop()
             err.print("interrupted: every finished cell is stored; rerun the same command to resume")
@@ -267,6 +278,7 @@ def run(
     workers: WorkersOption = 1,
     timeout: TimeoutOption = None,
     force: ForceOption = False,
+    isolation: IsolationOption = Isolation.worker,
     allow_cpu: AllowCpuOption = False,
     store_retry: StoreRetryOption = None,
     db: DbOption = None,
@@ -294,7 +306,7 @@ def run(
     retry_s = retry_budget(store_retry)
     store = Store.open(db)
     store.retry_s = retry_s
-    summary = _progress_runner(grid.cells, store, registry, workers, timeout, force)
+    summary = _progress_runner(grid.cells, store, registry, workers, timeout, force, isolation=isolation.value)
     _report_summary(summary)
     _print_cells(store, registry, grid.cells)
     _exit_on_failures(summary)
@@ -336,6 +348,7 @@ def grid(
     workers: WorkersOption = 1,
     timeout: TimeoutOption = None,
     force: ForceOption = False,
+    isolation: IsolationOption = Isolation.worker,
     allow_cpu: AllowCpuOption = False,
     store_retry: StoreRetryOption = None,
     max_cells: MaxCellsOption = 100_000,
@@ -386,7 +399,8 @@ def grid(
     retry_s = retry_budget(store_retry)
     store = Store.open(db)
     store.retry_s = retry_s
-    summary = _progress_runner(built.cells, store, registry, workers, timeout, force, runner=runner, address=address)
+    summary = _progress_runner(built.cells, store, registry, workers, timeout, force, runner=runner, address=address,
+                               isolation=isolation.value)
     _report_summary(summary)
     _exit_on_failures(summary)
 

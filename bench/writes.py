@@ -24,6 +24,8 @@ dropped while it waits, and a retried batch is idempotent (keyed by run_key), so
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 import socket
@@ -179,12 +181,33 @@ def release(engine, owner: str) -> None:
         connection.execute(delete(Lease).where(Lease.owner == owner))
 
 
-def _row(record: RunRecord, runner: str, environment_id: int, code_version: str, key: str | None = None) -> dict:
+def cell_keys(cell) -> tuple[str, str]:
+    """(run_key, setting_key) of a cell, equal to Cell.run_key and Cell.setting_key: a cell of plain JSON values is
+    serialised once, straight (bench.spec's canonical form walks every value first, twice a cell: a third of a
+    batch's time); anything else (numpy scalars, other mappings) goes through bench.spec."""
+    try:  # json.dumps(..., sort_keys=True, separators=(",", ":")) of both dicts, each part serialised once
+        hardware, method, method_config, task, task_config = (
+            _dumps(v) for v in (cell.hardware, cell.method, cell.method_config, cell.task, cell.task_config))
+        seed = int(cell.seed)
+    except (TypeError, ValueError):
+        return cell.run_key, cell.setting_key
+    head = f'{{"hardware":{hardware},"method":{method},"method_config":{method_config},'
+    tail = f'"task":{task},"task_config":{task_config}}}'
+    return (hashlib.sha256(f'{head}"seed":{seed},{tail}'.encode()).hexdigest(),
+            hashlib.sha256(f"{head}{tail}".encode()).hexdigest())
+
+
+def _dumps(value) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def _row(record: RunRecord, runner: str, environment_id: int, code_version: str, key: str | None = None,
+         setting: str | None = None) -> dict:
     cell = record.cell
     started = (datetime.fromtimestamp(record.started_at, timezone.utc).replace(tzinfo=None)
                if record.started_at else None)
     return dict(
-        run_key=key or cell.run_key, setting_key=cell.setting_key, method=cell.method,
+        run_key=key or cell_keys(cell)[0], setting_key=setting or cell_keys(cell)[1], method=cell.method,
         method_config=dict(cell.method_config),
         task=cell.task, task_version=record.task_version, task_config=dict(cell.task_config), seed=int(cell.seed),
         hardware=cell.hardware, status=record.status, error=_masked(record.error), started_at=started,
@@ -200,7 +223,8 @@ def _masked(text: str | None) -> str | None:
 
 
 def save_batch(engine, records: list[tuple[RunRecord, str]], environment_ids: list[int], code_version: str,
-               force: bool = False, owner: str | None = None, keys: list[str] | None = None) -> set[str]:
+               force: bool = False, owner: str | None = None, keys: list[str] | None = None,
+               setting_keys: list[str] | None = None) -> set[str]:
     """Save (record, runner) pairs in one transaction; releases `owner`'s leases on them.
 
     `environment_ids`: each record's provenance row (where it ran).
@@ -210,7 +234,9 @@ def save_batch(engine, records: list[tuple[RunRecord, str]], environment_ids: li
     """
     from bench.store import _dialect_insert
 
-    keys = keys or [record.cell.run_key for record, _ in records]
+    if keys is None or setting_keys is None:
+        keys, setting_keys = map(list, zip(*(cell_keys(record.cell) for record, _ in records)))
+    settings = dict(zip(keys, setting_keys))
     environments = dict(zip(keys, environment_ids))
     latest = dict(zip(keys, records))  # one row per run_key: the last
     keys = list(latest)
@@ -229,20 +255,36 @@ def save_batch(engine, records: list[tuple[RunRecord, str]], environment_ids: li
             connection.execute(delete(MetricValue).where(clause))
         for clause in _keys_in(CurvePoint.run_key, write):
             connection.execute(delete(CurvePoint).where(clause))
-        rows = [_row(*latest[k], environments[k], code_version, k) for k in write]
+        rows = [_row(*latest[k], environments[k], code_version, k, settings[k]) for k in write]
         insert = _dialect_insert(connection)(Run.__table__)
         columns = [c for c in rows[0] if c != "run_key"]
         connection.execute(insert.on_conflict_do_update(index_elements=["run_key"],
                                                         set_={c: insert.excluded[c] for c in columns}), rows)
-        metrics = [{"run_key": k, "name": name, "value": float(value)}
-                   for k in write for name, value in latest[k][0].metrics.items()]
-        if metrics:
-            connection.execute(MetricValue.__table__.insert(), metrics)
-        points = [{"run_key": k, "name": name, "step": int(step), "value": float(value)}
-                  for k in write for name, curve in latest[k][0].curves.items() for step, value in curve]
-        if points:
-            connection.execute(CurvePoint.__table__.insert(), points)
+        _bulk_insert(connection, "metrics", ("run_key", "name", "value"),
+                     [(k, name, float(value)) for k in write for name, value in latest[k][0].metrics.items()])
+        _bulk_insert(connection, "curves", ("run_key", "name", "step", "value"),
+                     [(k, name, int(step), float(value))
+                      for k in write for name, curve in latest[k][0].curves.items() for step, value in curve])
     return kept
+
+
+def _bulk_insert(connection, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+    """Plain rows into `table`, inside the batch's transaction, through the driver itself: SQLite's executemany,
+    PostgreSQL's COPY (psycopg); SQLAlchemy's per-row parameter processing took most of a batch's time."""
+    if not rows:
+        return
+    dialect, driver = connection.dialect.name, connection.dialect.driver
+    raw = connection.connection.driver_connection
+    names = ", ".join(columns)
+    if dialect == "sqlite":
+        raw.executemany(f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * len(columns))})", rows)
+    elif dialect == "postgresql" and driver == "psycopg":
+        with raw.cursor() as cursor, cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+    else:
+        model = {"metrics": MetricValue, "curves": CurvePoint}[table]
+        connection.execute(model.__table__.insert(), [dict(zip(columns, row)) for row in rows])
 
 
 class Writer:
@@ -252,16 +294,18 @@ class Writer:
     """
 
     def __init__(self, store, runner: str, force: bool = False, ttl_s: float | None = None,
-                 retry_s: float | None = None, flush_s: float = FLUSH_S, flush_runs: int = FLUSH_RUNS,
+                 retry_s: float | None = None, flush_s: float | None = None, flush_runs: int | None = None,
                  versions: dict[str, int] | None = None):
         self.store, self.runner, self.force = store, runner, force
         self.versions = versions  # {run_key: task version now}: a done run of another version is claimed again
         self.ttl_s = ttl_s if ttl_s is not None else DEFAULT_TTL_S
         self.retry_s = retry_budget(retry_s if retry_s is not None else getattr(store, "retry_s", None))
-        self.flush_s, self.flush_runs = flush_s, flush_runs
+        self.flush_s = flush_s if flush_s is not None else FLUSH_S  # read here: a test may lower them
+        self.flush_runs = flush_runs if flush_runs is not None else FLUSH_RUNS
         self.owner = owner_id()
         self.pending: list[RunRecord] = []
         self._keys: list[str] = []  # run_keys of the pending records
+        self._settings: list[str] = []  # and their setting keys
         self.leased: set[str] = set()
         self.saved = 0  # records written by this driver
         self.kept = 0  # records dropped because a done run was already stored
@@ -299,7 +343,9 @@ class Writer:
     # -- saves
     def add(self, record: RunRecord) -> None:
         self.pending.append(record)
-        self._keys.append(record.cell.run_key)
+        key, setting = cell_keys(record.cell)
+        self._keys.append(key)
+        self._settings.append(setting)
         if len(self.pending) >= self.flush_runs or time.monotonic() - self._last_flush >= self.flush_s:
             self.flush()
 
@@ -309,12 +355,13 @@ class Writer:
         batch = [(r, self.runner) for r in self.pending]
         environment_ids = self._retrying(lambda: [self.store.environment_id(r.machine) for r in self.pending])
         kept = self._retrying(lambda: save_batch(self.store.engine, batch, environment_ids, self.store._code_version,
-                                                 self.force, self.owner, self._keys))
+                                                 self.force, self.owner, self._keys, self._settings))
         self.saved += len(set(self._keys)) - len(kept)
         self.kept += len(kept)
         self.leased -= set(self._keys)
         self.pending.clear()
         self._keys.clear()
+        self._settings.clear()
         self._last_flush = time.monotonic()
 
     def close(self) -> None:

@@ -1,11 +1,15 @@
-"""The local runner: each cell in its own forked child process, with an optional hard timeout.
+"""The local runner: cells in forked worker processes, reused from cell to cell, with an optional hard timeout.
 
-With `isolate` (what the CLI always asks for), every cell runs in a forked child, whatever the
+With `isolate` (what the CLI always asks for), every cell runs in a forked worker, whatever the
 number of workers: a cell whose process dies (a crash in native code, `os._exit`, the
 out-of-memory killer) is stored as `failed` with its exit code or signal and the grid goes on,
 where the in-process path took the driver down with it and stored nothing. A cell past `timeout`
-is killed and stored as `timeout`. Forking costs about 20 ms per cell (benchmarks/core_overhead.py
-prints it), and a forked cell starts with the modules the cells before it imported: the driver imports
+is killed with its worker and stored as `timeout`. A worker runs cell after cell (`isolation="worker"`,
+the default; `--isolation worker`): a dead or killed worker is replaced by a new one for the next cell,
+and each cell reports its own peak memory (VmHWM reset before it). `isolation="cell"` (`--isolation
+cell`) forks a fresh process for every cell, as the language-model and GPU cells always get
+(`needs_fresh_process`). Forking costs about 20 ms per cell (benchmarks/core_overhead.py
+prints it), and a forked worker starts with the modules the cells before it imported: the driver imports
 them after the first one reports (runners/inherited_imports.py), where every child used to import torch
 and transformers again. A forked cell keeps the memory it frees for its next allocation (`keep_freed_memory`).
 
@@ -45,20 +49,29 @@ from multiprocessing.connection import Connection, wait
 from typing import Callable
 
 from bench import provenance
+from bench.errors import BenchError
 from bench.execute import execute
 from bench.numerics import size_pools, torch_threads
 from bench.registry import Registry
 from bench.spec import Cell, RunRecord, Status
 from bench.store import Store
-from bench.writes import Writer
+from bench.writes import Writer, cell_keys
 from runners.base import OnRecord, Summary, execute_keeping_output, pending_cells, recorder
 from runners.inherited_imports import import_here, imported_since
+
+ISOLATIONS = ("worker", "cell")
+
 
 def run_cells(cells: list[Cell], store: Store, registry: Registry, workers: int = 1,
               timeout: float | None = None, force: bool = False, on_record: OnRecord | None = None,
               lease_ttl: float | None = None, isolate: bool | None = None, threads: int | None = None,
-              inherit_imports: bool = True) -> Summary:
-    """Run the cells not yet done; `isolate`: fork each cell (None: only with workers > 1 or a timeout).
+              inherit_imports: bool = True, isolation: str = "worker") -> Summary:
+    """Run the cells not yet done; `isolate`: run them in forked worker processes (None: only with workers > 1 or a
+    timeout).
+
+    `isolation` (forked cells): "worker" reuses each worker process for cell after cell (a worker that dies or times
+    out is replaced; cells that need it still get a fresh process each, `needs_fresh_process`); "cell" forks a fresh
+    process for every cell.
 
     `inherit_imports`: forked cells start with the modules earlier cells imported (runners/inherited_imports.py;
     False only to measure what that saves).
@@ -68,6 +81,8 @@ def run_cells(cells: list[Cell], store: Store, registry: Registry, workers: int 
     keep the driver's pools."""
     if isolate is None:
         isolate = workers > 1 or timeout is not None
+    if isolation not in ISOLATIONS:
+        raise BenchError(f"unknown isolation {isolation!r}; allowed: {', '.join(ISOLATIONS)}")
     todo, already = pending_cells(cells, store, force, registry)
     summary = Summary(already_done=already)
     if not todo:
@@ -81,7 +96,7 @@ def run_cells(cells: list[Cell], store: Store, registry: Registry, workers: int 
             provenance.machine()  # read once here: every forked cell inherits it (293 ms a cell otherwise)
             with _interrupt_pipe() as interrupted:
                 _drive(todo, registry, max(workers, 1), timeout, finish, interrupted, writer, summary, threads,
-                       inherit_imports)
+                       inherit_imports, isolation)
         else:
             with _sigterm_interrupts(), torch_threads(threads):
                 _run_here(todo, registry, finish, writer, summary)
@@ -98,13 +113,29 @@ def run_cells(cells: list[Cell], store: Store, registry: Registry, workers: int 
 
 def _claimed(batch: list[Cell], writer: Writer, summary: Summary) -> list[Cell]:
     """The cells of `batch` this driver now leases; the others are counted as done or leased elsewhere."""
-    claimed, done = writer.claim([c.run_key for c in batch])
-    for cell in batch:
-        if cell.run_key in done:  # finished by another driver since the grid was planned
+    keys = [cell_keys(c)[0] for c in batch]
+    claimed, done = writer.claim(keys)
+    mine = []
+    for cell, key in zip(batch, keys):
+        if key in done:  # finished by another driver since the grid was planned
             summary.already_done += 1
-        elif cell.run_key not in claimed:  # another live driver runs it
+        elif key not in claimed:  # another live driver runs it
             summary.leased += 1
-    return [c for c in batch if c.run_key in claimed and c.run_key not in done]
+        else:
+            mine.append(cell)
+    return mine
+
+
+AHEAD_MAX = 64  # cells leased at once when cells are quick: one lease transaction per cell limited tiny cells
+QUICK_S = 0.25  # a cell is quick below this wall time (the mean of those finished so far)
+
+
+def _lease_ahead(workers: int, finished: int, wall: float) -> int:
+    """How many cells to lease in one transaction: one per free worker until cells prove quick, then up to
+    AHEAD_MAX (slow cells stay free for other drivers sharing the store)."""
+    if finished >= workers and wall / finished < QUICK_S:
+        return max(workers, AHEAD_MAX)
+    return workers
 
 
 def _run_here(todo: list[Cell], registry: Registry, finish: Callable[[RunRecord], None], writer: Writer,
@@ -174,32 +205,75 @@ def core_share(workers: int) -> int:
     return max(1, len(os.sched_getaffinity(0)) // workers)
 
 
-def _child(cell: Cell, registry: Registry, timeout: float | None, conn: Connection, parent: int,
-           threads: int | None) -> None:
-    # Ctrl-C reaches the whole process group; the driver decides, and kills this child
+def _worker(conn: Connection, registry: Registry, timeout: float | None, parent: int, threads: int | None) -> None:
+    """A worker process: runs the cells the driver sends, one at a time, until it is sent None (or its driver goes)."""
+    # Ctrl-C reaches the whole process group; the driver decides, and kills this worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the driver's handler, inherited through fork
     _die_with(parent)
     keep_freed_memory()
     if threads is not None:
-        size_pools(threads)  # never restored: the child exits after its cell
-    before = set(sys.modules)
+        size_pools(threads)  # never restored: the worker exits with its driver's grid
     try:
-        record = execute_keeping_output(cell, registry, timeout)
-        conn.send((record, imported_since(before)))
-        conn.close()
+        while True:
+            try:
+                cell = conn.recv()
+            except (EOFError, OSError):
+                break
+            if cell is None:
+                break
+            measured = _reset_peak_memory()
+            before = set(sys.modules)
+            record = execute_keeping_output(cell, registry, timeout)
+            if measured:
+                record.peak_mem_mb = _peak_memory_mb() or record.peak_mem_mb  # this cell's peak, not the worker's
+            conn.send((record, imported_since(before)))
     finally:
         os._exit(0)  # skip the parent's inherited cleanup (database connections, atexit hooks)
 
 
+def _reset_peak_memory() -> bool:
+    """Reset this process's peak resident memory (Linux: VmHWM), so that a reused worker reports each cell's own."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
 
 
-@dataclass
-class _Running:
+def _peak_memory_mb() -> float | None:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+FRESH_FAMILIES = frozenset({"preference", "decoding", "length_generalization", "calibration", "safety", "erasure",
+                            "multimodal"})  # language models (and the text-to-image and multimodal ones)
+
+
+def needs_fresh_process(cell: Cell, registry: Registry) -> bool:
+    """A cell that runs alone in a fresh process even where workers are reused: a GPU cell (its CUDA context and cached
+    memory stay with the process), a method that declares GPUs, and the language-model families (models of hundreds
+    of MB, tokenizers and caches that a worker would carry into every later cell)."""
+    if cell.hardware != "cpu" or registry.method(cell.method).spec.resources.gpus:
+        return True
+    return registry.task(cell.task).family in FRESH_FAMILIES
+
+
+@dataclass(eq=False)
+class _Worker:
     process: mp.process.BaseProcess
-    cell: Cell
-    started: float
-    deadline: float | None
+    conn: Connection
+    reusable: bool  # False: a fresh process for one cell (isolation "cell", or a cell that needs one)
+    cell: Cell | None = None
+    started: float = 0.0
+    deadline: float | None = None
 
 
 @contextmanager
@@ -230,46 +304,96 @@ def _interrupt_pipe():
 
 def _drive(todo: list[Cell], registry: Registry, workers: int, timeout: float | None,
            finish: Callable[[RunRecord], None], interrupted: int | None, writer: Writer, summary: Summary,
-           threads: int | None = None, inherit_imports: bool = True) -> None:
+           threads: int | None = None, inherit_imports: bool = True, isolation: str = "worker") -> None:
     ctx = mp.get_context("fork")
     if threads is None and workers > 1:
         threads = core_share(workers)
-    queue, running = deque(todo), {}
+    queue: deque[Cell] = deque(todo)
+    leased: deque[Cell] = deque()  # claimed, not yet given to a worker
+    finished, wall = 0, 0.0  # cells finished so far and their wall seconds: how far ahead to lease
+    busy: dict[Connection, _Worker] = {}
+    idle: list[_Worker] = []  # reusable workers waiting for a cell
     watched = [interrupted] if interrupted is not None else []
+
+    def start(reusable: bool) -> _Worker:
+        mine, theirs = ctx.Pipe(duplex=True)
+        process = ctx.Process(target=_worker, daemon=True, args=(theirs, registry, timeout, os.getpid(), threads))
+        process.start()
+        theirs.close()
+        return _Worker(process, mine, reusable)
+
+    def give(cell: Cell) -> None:
+        fresh = isolation == "cell" or needs_fresh_process(cell, registry)
+        for dead in [w for w in idle if not w.process.is_alive()]:  # died while idle (the OOM killer, say)
+            idle.remove(dead)
+            _stop(dead)
+        while fresh and idle and len(idle) + len(busy) >= workers:
+            _stop(idle.pop(0))  # a slot for the fresh process
+        worker = idle.pop() if idle and not fresh else start(reusable=not fresh)
+        try:
+            worker.conn.send(cell)
+        except OSError:  # it died while idle: a new one takes the cell
+            _stop(worker)
+            worker = start(reusable=not fresh)
+            worker.conn.send(cell)
+        now = time.monotonic()
+        worker.cell, worker.started, worker.deadline = cell, now, now + timeout if timeout else None
+        busy[worker.conn] = worker
+
     try:
-        while queue or running:
-            while queue and len(running) < workers:
-                batch = [queue.popleft() for _ in range(min(workers - len(running), len(queue)))]
-                for cell in _claimed(batch, writer, summary):
-                    reader, writer_end = ctx.Pipe(duplex=False)
-                    process = ctx.Process(target=_child, daemon=True,
-                                          args=(cell, registry, timeout, writer_end, os.getpid(), threads))
-                    process.start()
-                    writer_end.close()
-                    now = time.monotonic()
-                    running[reader] = _Running(process, cell, now, now + timeout if timeout else None)
-            if not running:
+        while queue or leased or busy:
+            while (queue or leased) and len(busy) < workers:
+                if not leased:
+                    ahead = _lease_ahead(workers, finished, wall)
+                    leased.extend(_claimed([queue.popleft() for _ in range(min(ahead, len(queue)))], writer, summary))
+                    continue
+                give(leased.popleft())
+            if not busy:
                 continue
-            waits = [r.deadline - time.monotonic() for r in running.values() if r.deadline is not None]
+            waits = [w.deadline - time.monotonic() for w in busy.values() if w.deadline is not None]
             if writer.due_in() is not None:
                 waits.append(writer.due_in())
-            ready = wait(list(running) + watched, timeout=max(0.0, min(waits)) if waits else None)
+            ready = wait(list(busy) + watched, timeout=max(0.0, min(waits)) if waits else None)
             if interrupted is not None and interrupted in ready:
                 raise KeyboardInterrupt
-            for reader in ready:
-                record, imported = _collect(reader, running.pop(reader))
+            for conn in ready:
+                worker = busy.pop(conn)
+                record, imported, alive = _collect(worker)
+                finished, wall = finished + 1, wall + (record.wall_s or 0.0)
                 finish(record)
+                if alive and worker.reusable:
+                    idle.append(worker)
+                else:
+                    _stop(worker)  # a one-cell process, or one that died: a new one starts when a cell needs it
                 if inherit_imports and queue:
-                    import_here(imported)  # the cells forked from now on start with them
+                    import_here(imported)  # the workers started from now on start with them
             now = time.monotonic()
-            for reader in [r for r, job in running.items() if job.deadline is not None and now >= job.deadline]:
-                finish(_kill(reader, running.pop(reader), timeout))
+            for conn in [c for c, w in busy.items() if w.deadline is not None and now >= w.deadline]:
+                finished, wall = finished + 1, wall + timeout
+                finish(_kill(busy.pop(conn), timeout))
             writer.tick()
     finally:
-        for reader, job in running.items():  # Ctrl-C, SIGTERM or an error in the driver: no orphans
-            job.process.kill()
-            job.process.join()
-            reader.close()
+        done = not busy  # the grid ran out; otherwise Ctrl-C, SIGTERM or an error in the driver: no orphans
+        for worker in [*busy.values(), *idle]:
+            if done:
+                _stop(worker)
+            else:
+                worker.process.kill()
+                worker.process.join()
+                worker.conn.close()
+
+
+def _stop(worker: _Worker) -> None:
+    """End a worker that is not running a cell: it exits when told (None), killed if it does not at once."""
+    try:
+        worker.conn.send(None)
+    except OSError:
+        pass
+    worker.conn.close()
+    worker.process.join(timeout=5)
+    if worker.process.is_alive():
+        worker.process.kill()
+        worker.process.join()
 
 
 def _death(exitcode: int | None) -> str:
@@ -283,26 +407,25 @@ def _death(exitcode: int | None) -> str:
     return f"exit code {exitcode}"
 
 
-def _collect(reader: Connection, job: _Running) -> tuple[RunRecord, list[str]]:
-    """The child's record and the modules its cell imported (none when it died before reporting)."""
-    imported: list[str] = []
+def _collect(job: _Worker) -> tuple[RunRecord, list[str], bool]:
+    """The worker's record, the modules its cell imported (none when it died before reporting), and whether the
+    worker lives on."""
     try:
-        record, imported = reader.recv()
+        record, imported = job.conn.recv()
+        return record, imported, True
     except (EOFError, OSError):
         job.process.join()
         record = RunRecord(job.cell, Status.FAILED,
                            error=f"worker process died ({_death(job.process.exitcode)}) before reporting",
                            started_at=time.time() - (time.monotonic() - job.started),
                            wall_s=time.monotonic() - job.started)
-    reader.close()
-    job.process.join()
-    return record, imported
+        return record, [], False
 
 
-def _kill(reader: Connection, job: _Running, timeout: float) -> RunRecord:
+def _kill(job: _Worker, timeout: float) -> RunRecord:
     job.process.kill()
     job.process.join()
-    reader.close()
+    job.conn.close()
     elapsed = time.monotonic() - job.started
     return RunRecord(job.cell, Status.TIMEOUT, error=f"killed after {elapsed:.1f} s: exceeded --timeout {timeout:g} s",
                      started_at=time.time() - elapsed, wall_s=elapsed)

@@ -264,6 +264,7 @@ def test_environment_faults_exit_3_in_one_line_and_a_rerun_resumes(tmp_path, mon
         return real(*args, **kwargs) if len(calls) == 1 else _disk_full()
 
     monkeypatch.setattr(writes, "save_batch", fills_up)
+    monkeypatch.setattr(writes, "FLUSH_RUNS", 2)  # batches of two runs: the disk fills up after the first
     monkeypatch.setattr(sys, "argv", argv)
     with pytest.raises(SystemExit) as ended:
         cli.main()
@@ -277,3 +278,19 @@ def test_environment_faults_exit_3_in_one_line_and_a_rerun_resumes(tmp_path, mon
         cli.main()
     assert ended.value.code == 0 and f"{stored} already done" in capsys.readouterr().err
     assert Store.open(url).count() == 6
+
+
+def test_the_writers_keys_are_the_cells_own():
+    """cell_keys serialises a plain cell once, straight: the same run_key and setting_key as bench.spec's, and
+    bench.spec's own for what only it handles (numpy scalars)."""
+    import numpy as np
+
+    from bench.writes import cell_keys
+
+    cells = [Cell("m", "t", 3, {"c": 1.0, "l": (1, 2), "n": None, "b": True, "s": "x", "d": {"z": 1, "a": [1.5]}},
+                  {"beta": 0.01}, "cuda:a100"),
+             Cell("m", "t", np.int64(4), {"c": np.float64(0.5), "k": np.int32(2)}, {}),
+             Cell("\u00e9", "t", 0, {"\u00fc": "\u00df", "e": 1e-300}, {"x": -0.0}),
+             _record(seed=7).cell]
+    for cell in cells:
+        assert cell_keys(cell) == (cell.run_key, cell.setting_key), cell

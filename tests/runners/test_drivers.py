@@ -100,7 +100,8 @@ def test_a_grid_goes_on_through_a_postgres_restart(private_pg):
 
 def test_an_outage_past_the_retry_time_stops_the_cli_with_one_line_and_a_rerun_resumes(private_pg):
     n = 120
-    command = [sys.executable, "-m", "bench", "grid", "-m", "sgd", "-t", "performative", "--set", "T=3000",
+    # cells of about 0.1 s each: a reused worker runs 120 cells of T=3000 before the server is down
+    command = [sys.executable, "-m", "bench", "grid", "-m", "sgd", "-t", "performative", "--set", "T=100000",
                "--seeds", f"0-{n - 1}", "--store-retry", "1", "--db", private_pg.url]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120

@@ -43,9 +43,16 @@ def test_a_module_one_forked_cell_imported_is_imported_once_more_by_the_driver_a
 
 def test_without_inheritance_every_forked_cell_imports_it_itself(toy_registry, store, import_log):
     cells = expand(toy_registry, [Entry("toy_lazy_import")], [Entry("toy_target")], [0, 1, 2], ["cpu"]).cells
-    run_cells(cells, store, toy_registry, workers=1, isolate=True, inherit_imports=False)
+    run_cells(cells, store, toy_registry, workers=1, isolate=True, inherit_imports=False, isolation="cell")
     importers = _importers(import_log)
     assert len(importers) == 3 and len(set(importers)) == 3 and os.getpid() not in importers
+
+
+def test_a_reused_worker_imports_it_once_for_all_its_cells(toy_registry, store, import_log):
+    cells = expand(toy_registry, [Entry("toy_lazy_import")], [Entry("toy_target")], [0, 1, 2], ["cpu"]).cells
+    run_cells(cells, store, toy_registry, workers=1, isolate=True, inherit_imports=False)
+    importers = _importers(import_log)
+    assert len(importers) == 1 and os.getpid() not in importers  # one worker ran the three cells
 
 
 def test_inherited_imports_change_no_number(toy_registry, tmp_path, import_log):

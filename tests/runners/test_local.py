@@ -308,3 +308,42 @@ def test_a_forked_cell_reuses_the_memory_it_freed_instead_of_faulting_fresh_page
     pages = (64 << 20) // os.sysconf("SC_PAGE_SIZE")
     assert faults[False] >= 9 * pages  # every allocation faults its 16,384 pages in again
     assert faults[True] <= 2 * pages   # the first one does; the others reuse them
+
+
+def test_language_model_and_gpu_cells_get_a_fresh_process_and_the_rest_reuse_workers():
+    from bench.registry import Registry
+    from bench.spec import Cell
+    from runners.local import needs_fresh_process
+
+    registry = Registry.discover()
+    method_of = {t: next(m for m in registry.names("method") if not registry.incompatibility(m, t, "cpu"))
+                 for t in ("performative", "preference_world", "hetero_vocab_pairs", "sft_calibration", "sachs")}
+    fresh = {t: needs_fresh_process(Cell(m, t, 0, {}, {}), registry) for t, m in method_of.items()}
+    assert fresh == {"performative": False, "preference_world": True, "hetero_vocab_pairs": True,
+                     "sft_calibration": True, "sachs": False}
+    assert needs_fresh_process(Cell(method_of["performative"], "performative", 0, {}, {}, "cuda"), registry)
+
+
+@pytest.mark.parametrize("isolation", ["worker", "cell"])
+def test_both_isolations_store_the_same_numbers_and_the_same_failures(toy_registry, tmp_path, isolation):
+    """A crash, an os._exit and a timeout amid done cells: stored exactly alike whether workers are reused or not,
+    and the numbers of the done cells equal the in-process path's."""
+    from bench.store import Store
+
+    cells = _cells(toy_registry, [("toy_noisy", {}), ("toy_crash", {"exit_code": 3}), ("toy_noisy", {}),
+                                  ("toy_crash", {"signal": 9})], seeds=(0, 1, 2))
+    forked = Store.open(f"sqlite:///{tmp_path}/forked.db")
+    summary = run_cells(cells, forked, toy_registry, workers=2, isolate=True, isolation=isolation)
+    assert summary.counts == {"done": 3, "failed": 6}
+    here = Store.open(f"sqlite:///{tmp_path}/here.db")
+    run_cells([c for c in cells if c.method == "toy_noisy"], here, toy_registry, isolate=False)
+    keys = [c.run_key for c in cells]
+    assert forked.metrics(keys) == here.metrics(keys) and len(here.metrics(keys)) == 3
+    assert all(r.peak_mem_mb and r.peak_mem_mb > 1 for r in forked.runs(status="done"))
+
+
+def test_an_unknown_isolation_is_refused(toy_registry, store):
+    from bench.errors import BenchError
+
+    with pytest.raises(BenchError, match="unknown isolation 'thread'; allowed: worker, cell"):
+        run_cells(_cells(toy_registry, [("toy_noisy", {})]), store, toy_registry, isolate=True, isolation="thread")
