@@ -129,11 +129,27 @@ def list_(kind: Annotated[Kind, typer.Argument(help="methods, tasks or papers")]
         table.add_column(kind.value[:-1])
         table.add_column("family")
         table.add_column("summary")
+        if kind is Kind.methods:
+            table.add_column("switched off (bench/switches.py)")
         for name in registry.names(kind.value[:-1]):
             item = registry.listing(kind.value[:-1], name)
             origin = "" if item.origin == "builtin" else f" [{item.origin}]"
-            table.add_row(name + origin, item.family, item.summary)
+            row = [name + origin, item.family, item.summary]
+            if kind is Kind.methods:
+                row.append(_switches_text(registry, name))
+            table.add_row(*row)
     out.print(table)
+
+
+def _switches_text(registry: Registry, name: str) -> str:
+    """A method's switched-off settings, or its reason there are none (a missing declaration says so)."""
+    try:
+        declared = registry.switched_off(name)
+    except BenchError as exc:
+        return f"(none declared: {exc})"
+    if isinstance(declared, str):
+        return f"none: {declared}"
+    return "; ".join(switch.label() for switch in declared)
 
 
 def _seeds(seed: Optional[int], seeds: Optional[str]) -> list[int]:
@@ -609,7 +625,7 @@ def _default_store_missing(url: str) -> bool:
 
 
 VERDICT_STYLES = {"reproduced": "green", "not reproduced": "red", "partially": "yellow", "inconclusive": "magenta",
-                  "uninformative": "magenta"}
+                  "uninformative": "magenta", "underpowered": "yellow", "no-harm holds": "cyan", "no-harm fails": "red"}
 
 
 def _print_verdicts(paper, verdicts, lock=None, wide: bool = False) -> None:
@@ -637,11 +653,14 @@ def _print_compact(title: str, verdicts) -> None:
         head.append(f"  {v.claim.kind_label} · {v.claim.scale} · {v.claim.seeds} seeds", style="dim")
         out.print(head, overflow="fold")
         for line in (f"  paper {v.paper_text} | ours {v.ours_text or '—'}",
-                     f"  negative control: {v.control}" if v.control != "none" else ""):
+                     f"  negative control: {v.control}" if v.control != "none" else "",
+                     f"  switched off: {v.switched}" if v.switched != "none" else ""):
             if line:
                 text = Text(line)
                 text.truncate(width, overflow="ellipsis")
                 out.print(text, no_wrap=True)
+        if v.evidence is not None and v.evidence.quantity:  # the numbers the verdict rests on: folded, never cut
+            out.print(Text(f"  {v.evidence.text()}", style="dim"), overflow="fold")
     out.print(Text("the reasons: bench claims --wide (or --format md)", style="dim"))
 
 
@@ -656,6 +675,11 @@ def _print_table(title: str, verdicts) -> None:
         table.add_row(v.claim.id, v.claim.kind_label, v.claim.scale, v.paper_text, v.ours_text,
                       f"[{color}]{v.verdict}[/{color}]", v.detail)
     out.print(table)
+
+
+class Numerics(str, Enum):
+    pinned = "pinned"
+    default = "default"
 
 
 class Scale(str, Enum):
@@ -684,6 +708,9 @@ def reproduce(
                        typer.Option(help="Ray: none starts a local Ray, auto joins a running one.")] = None,
     workers: WorkersOption = 1,
     timeout: TimeoutOption = None,
+    numerics: Annotated[Numerics, typer.Option(help="Float numerics: pinned (AVX2 kernels, the default) or default "
+                                                    "(ATEN_CPU_CAPABILITY=default: ATen's scalar kernels), the "
+                                                    "second numerics of the verdict locks.")] = Numerics.pinned,
     db: DbOption = None,
 ) -> None:
     """Run every cell a paper's claims need (resuming), then print the verdicts."""
@@ -706,6 +733,8 @@ def reproduce(
     if lock and runner != "local":
         raise BenchError("--lock runs every cell here on one thread (its numerics fingerprint): use --runner local")
     controls = controls or lock
+    if numerics is Numerics.default:
+        db = _under_default_numerics(db)
     registry = _registry()
     papers = [load_paper(registry, slug) for slug in (registry.papers() if all_ else [paper])]
     chosen = scale.value
@@ -719,7 +748,7 @@ def reproduce(
     _check_devices(cells, runner)
     if not allow_cpu:  # paper-scale cells run on hardware cpu (no claim names a GPU yet)
         groups = [g for p in papers for c in p.claims if c.scale in SCALE_CHOICES[chosen]
-                  for g in claim_groups(c, controls)]
+                  for g in claim_groups(c, controls, p, registry)]
         _refuse_hub_models_on_cpu([g.method_config for g in groups] + [g.task_config for g in groups], ["cpu"],
                                   "paper-scale cells need a GPU machine")
     store = Store.open(db)
@@ -728,7 +757,7 @@ def reproduce(
                                costs=expected_costs(store, cells), threads=1 if lock else None)
     _report_summary(summary)
     if lock:
-        _write_locks(papers, store, registry, chosen, summary)
+        _write_locks(papers, store, registry, chosen, summary, all_, numerics)
     if not all_:
         _print_verdicts(papers[0], evaluate_paper(papers[0], store, registry, seeds=seeds),
                         lock=read_lock(papers[0].slug))
@@ -743,18 +772,50 @@ def reproduce(
     _exit_on_failures(summary)
 
 
-def _write_locks(papers, store, registry, scale: str, summary) -> None:
-    """One verdict lock per paper, only when every cell finished (a lock of a partial run would pin its gaps)."""
+NUMERICS_DEFAULT_ENV = {"ATEN_CPU_CAPABILITY": "default"}
+
+
+def _under_default_numerics(db: Optional[str]) -> str:
+    """The command re-run in a process whose ATen kernels are the scalar ones (they are chosen when torch loads, so
+    the variable must be set before): returns the store to use, which must not be the pinned runs' own (a run key
+    names the cell, not its numerics, so the two would resume each other's runs)."""
+    from bench.store import resolve_url
+
+    url = resolve_url(db) if db else "sqlite:///bench-numerics-default.db"
+    if url == resolve_url(None) and db is None:
+        url = "sqlite:///bench-numerics-default.db"
+    if url == resolve_url(None):
+        raise BenchError("--numerics default keeps its runs apart from the pinned ones: give another --db than the "
+                         "default store (its own default is sqlite:///bench-numerics-default.db)")
+    if any(os.environ.get(k) != v for k, v in NUMERICS_DEFAULT_ENV.items()):
+        argv = list(sys.argv[1:])
+        if db is None:
+            argv += ["--db", url]
+        os.execve(sys.executable, [sys.executable, "-m", "bench", *argv], {**os.environ, **NUMERICS_DEFAULT_ENV})
+    return url
+
+
+def _write_locks(papers, store, registry, scale: str, summary, all_: bool = True,
+                 numerics: Numerics = Numerics.pinned) -> None:
+    """One verdict lock per paper, only when every cell finished (a lock of a partial run would pin its gaps); under
+    --numerics default, each paper's verdicts are added to its existing lock as the second numerics'."""
     from leaderboard.claims import evaluate_paper
-    from leaderboard.lock import make_lock, write_lock
+    from leaderboard.lock import LOCK_COMMAND, make_lock, merge_numerics, read_lock, write_lock
     from leaderboard.reproduction import SCALE_CHOICES
 
     if set(summary.counts) - {"done", "skipped"}:
         err.print("no verdict lock written: some cells did not finish (see the counts above); re-run to resume")
         return
     for paper in papers:
-        path = write_lock(make_lock(paper, evaluate_paper(paper, store, registry), store, registry,
-                                    SCALE_CHOICES[scale]))
+        command = LOCK_COMMAND if all_ else f"bench reproduce {paper.slug} --lock"
+        lock = make_lock(paper, evaluate_paper(paper, store, registry), store, registry, SCALE_CHOICES[scale], command)
+        if numerics is Numerics.default:
+            pinned = read_lock(paper.slug)
+            if pinned is None:
+                raise BenchError(f"{paper.slug} has no lock under the pinned numerics to add these verdicts to: "
+                                 f"run `{command}` first")
+            lock = merge_numerics(pinned, lock)
+        path = write_lock(lock)
         err.print(f"locked {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}",
                   highlight=False)
 

@@ -141,3 +141,21 @@ def test_every_config_field_survives_a_set_round_trip(kind):
         defaults = {f.name: getattr(spec.Config(), f.name) for f in dataclasses.fields(spec.Config)}
         typed = parse_overrides(spec.Config, {k: _as_text(v) for k, v in defaults.items()}, name)
         assert typed == defaults, name
+
+
+@pytest.mark.parametrize("name", REGISTRY.names("method"))
+def test_every_method_declares_its_switched_off_setting_or_why_there_is_none(name):
+    """bench/switches.py: `bench reproduce --controls` judges every claim again with the credited method switched off,
+    so each method says how (switches that build valid cells, of registered methods) or why it cannot be."""
+    from bench.switches import Switch
+
+    declared = REGISTRY.switched_off(name)
+    if isinstance(declared, str):
+        assert len(declared) > 20, f"{name}: say why no setting removes its mechanism"
+        return
+    assert declared and all(isinstance(s, Switch) for s in declared)
+    task = next(t for m, t in PAIRS if m == name)
+    for switch in declared:
+        make_cell(REGISTRY, Entry(switch.method, switch.config), Entry(task), 0)  # the Config's own checks
+        if switch.method != name:
+            assert REGISTRY.listing("method", switch.method).family == REGISTRY.listing("method", name).family
