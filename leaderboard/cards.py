@@ -11,11 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from leaderboard.claims import Claim, ClaimValues, Paper, Verdict, gap_and_se, paired_gaps, seeds_holding
+from leaderboard.claims import Claim, ClaimValues, Paper, Verdict, seeds_holding
 from leaderboard.queries import summarize
 
 VERDICT_COLORS = {"reproduced": "#2e7d32", "partially": "#f9a825", "not reproduced": "#c62828",
-                  "inconclusive": "#6a1b9a", "uninformative": "#ad1457", "insufficient seeds": "#6d4c41",
+                  "underpowered": "#ef6c00", "inconclusive": "#6a1b9a", "uninformative": "#ad1457",
+                  "no-harm holds": "#00838f", "no-harm fails": "#c62828", "insufficient seeds": "#6d4c41",
                   "not run": "#9e9e9e"}
 SIGNIFICANT = 3  # figures shown where the claim's tolerance does not ask for more
 
@@ -115,27 +116,13 @@ def criterion_words(claim: Claim, data: ClaimValues | None, verdict: Verdict, fm
         words += f", each by ≥ {fmt(gap)}" if gap > 0 else f", none worse by more than {fmt(-gap)}"
     elif expect.get("slack"):
         words += f", with {float(expect['slack']):.0%} slack"
-    elif "margin_se" in expect:
-        words += f", mean paired gap > {expect['margin_se']:g} SE"
     if data is not None and data.values.shape[1] > 1 and np.isfinite(data.values).any():
         counts = holding(claim, data.values)
         seeds = data.values.shape[1]
         words += f"; holds in {min(counts)} of {seeds} seeds" + (" (weakest pair)" if len(counts) > 1 else "")
         if "seeds_holding" in expect:
             words += f", {expect['seeds_holding']} needed"
-        if "margin_se" in expect:
-            words += f", gap {min(gaps_in_se(claim, data.values)):.2g} SE" + (" (weakest pair)" if len(counts) > 1
-                                                                             else "")
     return words
-
-
-def gaps_in_se(claim: Claim, values: np.ndarray) -> list[float]:
-    """Per adjacent pair, the mean paired gap in the claimed direction over its standard error."""
-    out = []
-    for gaps in paired_gaps(values, claim.expect.get("order", "increasing")):
-        gap, se = gap_and_se(gaps)
-        out.append(gap / se if se > 0 else float("nan"))
-    return out
 
 
 @dataclass(frozen=True)
@@ -150,6 +137,7 @@ class Card:
     paper: str
     ours: list[str]      # one line per group: "label: mean ± CI"
     criterion: str
+    evidence: str        # the interval the verdict rests on, its p and Holm-adjusted p, seeds an undecided one needs
     detail: str
     fidelity: str
     cost: str
@@ -172,6 +160,8 @@ def make_card(verdict: Verdict, paper: Paper, data: ClaimValues | None, cpu_s: f
     per_group = claim.kind not in ("rate", "tracking")  # a slope or a correlation is one number over the groups
     if data is not None and np.isfinite(data.values).any() and per_group:
         ours = [f"{label}: {mean_ci(row, fmt)}" for label, row in zip(data.labels, data.values)]
+    elif verdict.evidence is not None and verdict.evidence.cells and per_group:  # the lock's cells, with intervals
+        ours = [f"{c.label}: {_locked_ci(c, fmt)}" for c in verdict.evidence.cells]
     elif verdict.ours and per_group and len(verdict.ours) == len(claim.groups):
         ours = [f"{g.label()}: {fmt(m)}" for g, m in zip(claim.groups, verdict.ours)]
     else:
@@ -180,7 +170,15 @@ def make_card(verdict: Verdict, paper: Paper, data: ClaimValues | None, cpu_s: f
         f"{cpu_s:.1f} CPU-s" if cpu_s is not None else "—")
     return Card(claim.id, claim.role, verdict.verdict, VERDICT_COLORS[verdict.verdict], claim.statement,
                 claim.scale, claim.kind_label, verdict.paper_text, ours, criterion_words(claim, data, verdict, fmt),
-                verdict.detail, fidelity_of(claim, paper), cost, verdict.source)
+                verdict.evidence.text() if verdict.evidence is not None else "", verdict.detail,
+                fidelity_of(claim, paper), cost, verdict.source)
+
+
+def _locked_ci(cell, fmt) -> str:
+    """A locked cell as 'mean ± half-width (n = k)', the way a stored one reads."""
+    if not math.isfinite(cell.low):
+        return f"{fmt(cell.mean)} ({cell.n} seed{'s' if cell.n != 1 else ''})"
+    return f"{fmt(cell.mean)} ± {fmt((cell.high - cell.low) / 2)} (n = {cell.n})"
 
 
 def chip(verdict: str) -> str:

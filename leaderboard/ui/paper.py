@@ -43,6 +43,7 @@ def card_html(card: Card) -> str:
             f"<span class='meta'>{safe(card.cost)}{source}</span>"
             f"<div>{safe(card.statement)}</div>"
             f"<div class='meta'>criterion: {safe(card.criterion)}</div>"
+            + (f"<div class='meta'>evidence: {safe(card.evidence)}</div>" if card.evidence else "") +
             f"<table class='board'><tr><th>paper</th><th>ours (mean ± 95 % CI)</th></tr>"
             f"<tr><td>{safe(card.paper)}</td><td>{ours}</td></tr></table>"
             f"<div class='meta'>methods: {safe(card.fidelity)}</div></div>")

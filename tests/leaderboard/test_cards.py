@@ -1,6 +1,8 @@
 """Claim cards: numbers to the precision a claim's tolerance asks for, the criterion in words with the per-seed
 count, escaping, and the fidelity of the methods involved."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -64,11 +66,20 @@ def test_ordering_criterion_names_the_order_the_margin_and_the_seeds():
     assert words == "error: a > b, each by ≥ 10×; holds in 2 of 3 seeds, 2 needed"
 
 
-def test_a_margin_in_standard_errors_is_reported_as_measured():
-    claim = _claim(expect={"order": "decreasing", "margin_se": 2})
-    # gaps a - b: 1, 2, 3 -> mean 2, SE 1/√3 = 0.577 -> 3.5 SE
-    words = criterion_words(claim, _values([[2.0, 3.0, 4.0], [1.0, 1.0, 1.0]]), _verdict(claim), formatter(claim))
-    assert words == "error: a > b, mean paired gap > 2 SE; holds in 3 of 3 seeds, gap 3.5 SE"
+def test_a_locked_verdict_shows_each_cells_interval_and_the_evidence():
+    """A fresh checkout's card (the lock's reference run) carries the locked intervals, not bare means."""
+    from leaderboard.claims import Evidence
+    from leaderboard.judge import CellStat
+
+    claim = _claim()
+    evidence = Evidence(quantity="paired gap b − a", estimate=1.5, low=1.25, high=1.75, n=3, threshold=0.0, p=0.0015,
+                        p_adjusted=0.006, family=4, cells=(CellStat("a", 0.6, 0.35, 0.85, 3), CellStat("b", 2.1, 1.67,
+                                                                                                       2.53, 3)))
+    verdict = replace(_verdict(claim), evidence=evidence, source="reference")
+    card = make_card(verdict, Paper("p", "t", [], "", None, None, {}, [claim]), None, None)
+    assert card.ours == ["a: 0.600 ± 0.250 (n = 3)", "b: 2.10 ± 0.430 (n = 3)"]
+    assert card.evidence == ("paired gap b − a: 1.5, 95 % t interval [1.25, 1.75], n=3 (p=0.0015, Holm-adjusted "
+                             "0.006 over 4 claims)")
 
 
 def test_bound_and_rate_criteria_in_words():
