@@ -7,7 +7,10 @@ PAPER = "best-of-n-kl"
 
 METHODS = {"bon_exact", "bon_formula", "bon_estimator", "bon_simulation", "kl_regularized_optimum", "rewind_and_repeat"}
 CELLS = 378  # with the positive control's planted atom
-CELLS_WITH_CONTROLS = 442  # + its null, and and the negative controls' cells (bench reproduce --controls)
+# + its null, the negative controls' cells, and bon_estimator switched off (bon_formula, ε ≡ 0) where that is not a cell
+# already: 16 single-seed settings (12 bon_uniform L x n of the estimator's table, 4 bon_cherry_picked n) and
+# bon_random_reference(α = 0.1, 3 reward levels) x 20 seeds (bench reproduce --controls)
+CELLS_WITH_CONTROLS = 442 + 16 * 1 + 1 * 20
 
 
 def test_claims_file_is_valid_and_complete():

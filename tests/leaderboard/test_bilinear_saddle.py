@@ -23,7 +23,10 @@ def test_claims_file_is_valid_and_complete():
     assert paper.methods["bgk_separated"]["fidelity"] == "reconstructed"
     assert all(c.seeds >= 3 and c.scale == "cpu-full" for c in paper.claims)
     assert len(paper_cells(paper, registry, controls=False)) == 33 * 3  # with the positive control's optimistic GDA
-    assert len(paper_cells(paper, registry)) == 48 * 3  # with the negative controls' cells and the control's null
+    # with the negative controls' cells and the control's null (48 settings), + bgk_separated switched off
+    # (side = none: APDG without the Chebyshev inner loop) in each of its 15 settings: 9 saddle_coupling_curvature,
+    # 3 saddle_constrained (μ_x), 3 saddle_bilinear (μ_xy)
+    assert len(paper_cells(paper, registry)) == (48 + 15) * 3
 
 
 def _verdicts(stdout: str) -> dict[str, str]:

@@ -19,9 +19,10 @@ def test_claims_file_is_valid():
     # not move (lr 0 or 1e-12) in each world, the bandit's twice (two training budgets)
     assert len(set(paper_cells(paper, registry, seeds=1, controls=False))) == 5 + 6 + 4
     # negative controls: the same methods under an uninformative annotator (label_temperature 1000), 3 world + 6 bandit
-    # cells
-    # cells, and 4 of the positive controls (their no-op DPO cells and nulls)
-    assert len(set(paper_cells(paper, registry, seeds=1))) == 5 + 6 + 3 + 6 + 4
+    # cells, and 4 of the positive controls (their no-op DPO cells and nulls); + epa switched off as Bradley–Terry
+    # (k_s = 1, k_w = 0) in the world and the bandit (switched off as k_w = 0 it is the weak-negatives claims' cell
+    # already), and the paper-scale AlpacaEval cell under each of the two switches
+    assert len(set(paper_cells(paper, registry, seeds=1))) == 5 + 6 + 3 + 6 + 4 + 2 + 2
     assert all(c.control for c in paper.claims if c.scale != "paper-scale" and c.role == "claim")
     bandit = [c for c in paper.claims if c.id.startswith("bandit-") and c.role == "claim"]
     assert len(bandit) == 8

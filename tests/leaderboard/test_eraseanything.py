@@ -18,9 +18,13 @@ SMALL_TASK = ["task.layers=1", "task.single_layers=0", "task.train_steps=150", "
 
 # with the positive controls' keyword deletions (the concept's words; 'zero'), each the other's null
 DISTINCT_CELLS = 10
-# Negative controls: the claims' cells plus ESD-only at 100 steps, lambda_attn = 1e-5 and lambda_rscl = 1e-3.
-DISTINCT_CELLS_WITH_CONTROLS = 13
-# FLUX.1-dev judged by CLIP: paper-scale claims, not run on CPU machines (3 distinct cells).
+# Negative controls: the claims' cells plus ESD-only at 100 steps, lambda_attn = 1e-5 and lambda_rscl = 1e-3;
+# + eraseanything switched off as λ2 = 0 (lambda_attn = 0) on the contrastive-term claim's lambda_rscl = 0 cell (its
+# other switched-off cells, lambda_attn = 0 and L_ESD alone, are claims' cells already).
+DISTINCT_CELLS_WITH_CONTROLS = 13 + 1
+# FLUX.1-dev judged by CLIP: paper-scale claims, not run on CPU machines (3 distinct cells, + eraseanything switched off
+# under each of its two switches).
+FLUX_CELLS = 3 + 2
 PAPER_SCALE = ("flux-eraseanything-erases-nudity", "flux-lower-rate-than-esd", "flux-preserves-at-least-as-well-as-esd",
                "flux-small-drift-on-unrelated-prompts")
 
@@ -38,8 +42,8 @@ def test_claims_file_is_valid():
     assert len(set(paper_cells(cpu, registry, seeds=1, controls=False))) == DISTINCT_CELLS
     assert len(set(paper_cells(cpu, registry, seeds=1))) == DISTINCT_CELLS_WITH_CONTROLS
     flux = {cell for cell in paper_cells(paper, registry, seeds=1) if cell not in set(paper_cells(cpu, registry, 1))}
-    assert len(flux) == 3 and all(c.task_config["pipeline"] == "black-forest-labs/FLUX.1-dev"
-                                  and c.task_config["judge"] == "openai/clip-vit-large-patch14" for c in flux)
+    assert len(flux) == FLUX_CELLS and all(c.task_config["pipeline"] == "black-forest-labs/FLUX.1-dev"
+                                           and c.task_config["judge"] == "openai/clip-vit-large-patch14" for c in flux)
 
 
 @pytest.mark.integration
