@@ -194,9 +194,12 @@ def _refuse_hub_models_on_cpu(overrides, hardware, advice: str) -> None:
     nothing stored) unless --allow-cpu: the cells would download an LLM and fine-tune it on the CPU, or spend minutes
     retrying downloads offline. Only what was asked for counts: some defaults name the hub models their paper-scale
     path loads (EraseAnything's CLIP judge), which the CPU worlds never touch."""
+    words = {v for config in overrides for v in config.values() if isinstance(v, str) and "/" in v}
+    if not words:  # a hub id is "org/name": nothing to check (and leaderboard.claims, its scipy, not imported)
+        return
     from leaderboard.claims import looks_like_hub_id
 
-    hub = sorted({v for config in overrides for v in config.values() if looks_like_hub_id(v)})
+    hub = sorted(v for v in words if looks_like_hub_id(v))
     if hub and "cpu" in hardware:
         raise BenchError(f"cells on hardware cpu name hub models ({', '.join(hub)}): they would be downloaded and "
                          f"trained on the CPU; {advice}, or pass --allow-cpu")
