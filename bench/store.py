@@ -157,10 +157,12 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    # bulk loads (a batch writes 200 runs and their metrics and curves at once): a 64 MiB page cache and temporary
-    # b-trees (the IN lists' sorts) in memory, not on disk
+    # bulk loads (a batch writes 200 runs and their metrics and curves at once): a 64 MiB page cache, temporary
+    # b-trees (the IN lists' sorts) in memory, and the WAL checkpointed into the file every 16,384 pages (64 MiB)
+    # rather than every 1,000: 10,000 runs stored in 2.3 s instead of 3.2-4.5 (benchmarks/store_writes.py)
     cursor.execute("PRAGMA cache_size=-65536")
     cursor.execute("PRAGMA temp_store=MEMORY")
+    cursor.execute("PRAGMA wal_autocheckpoint=16384")
     cursor.close()
 
 

@@ -516,3 +516,27 @@ def test_in_process_matches_a_subprocess(files, bench_env, capsys, tmp_path):
         code, _, err = _invoke(argv, bench_env, capsys, tmp_path)
         program = re.compile(r"\(see `[^`]*`\)")  # click names the program after sys.argv[0]: pytest here
         assert (proc.returncode, program.sub("(see)", proc.stderr)) == (code, program.sub("(see)", err)), argv
+
+
+def test_a_config_field_may_state_its_own_bounds_and_every_integer_has_the_default_cap():
+    """`field(metadata={"max": ...})` bounds an integer field (each element of a tuple of them); without one, an
+    integer is within +-(2**31 - 1). Out of bounds is refused naming the field and the bounds."""
+    from dataclasses import dataclass, field
+
+    from bench.configs import INT_LIMIT, build_config
+    from bench.errors import BenchError
+
+    @dataclass(frozen=True)
+    class Config:
+        steps: int = field(default=10, metadata={"max": 1000, "min": 1})
+        widths: tuple[int, ...] = field(default=(8,), metadata={"max": 64})
+        other: int = 0
+
+    assert build_config(Config, {"steps": 1000, "widths": [64, 1], "other": -INT_LIMIT}, "toy").steps == 1000
+    for values, message in (({"steps": 1001}, "toy.steps=1001: out of bounds; give an integer in 1..1000"),
+                            ({"steps": 0}, "toy.steps=0: out of bounds; give an integer in 1..1000"),
+                            ({"widths": [8, 65]}, "toy.widths=65: out of bounds"),
+                            ({"other": INT_LIMIT + 1}, f"toy.other={INT_LIMIT + 1}: out of bounds; give an integer in "
+                                                       f"{-INT_LIMIT}..{INT_LIMIT}")):
+        with pytest.raises(BenchError, match=re.escape(message)):
+            build_config(Config, values, "toy")

@@ -294,3 +294,21 @@ def test_the_writers_keys_are_the_cells_own():
              _record(seed=7).cell]
     for cell in cells:
         assert cell_keys(cell) == (cell.run_key, cell.setting_key), cell
+
+
+def test_out_of_memory_and_a_full_disk_are_environment_faults_and_other_errors_are_not(tmp_path):
+    import errno
+
+    from bench.errors import EnvironmentFault
+    from bench.writes import environment_fault
+
+    assert environment_fault(MemoryError()) == "out of memory"
+    assert environment_fault(OSError(errno.ENOSPC, "No space left on device")) == "disk full"
+    assert environment_fault(OSError(errno.ENOMEM, "Cannot allocate memory")) == "out of memory"
+    assert environment_fault(OSError(errno.EACCES, "Permission denied")) is None
+    assert environment_fault(ValueError("disk is full")) is None
+    writer = Writer(Store.open(f"sqlite:///{tmp_path / 'bench.db'}"), "local")
+    fault = writer.fault(MemoryError())
+    assert isinstance(fault, EnvironmentFault) and str(fault).startswith("out of memory (MemoryError): 0 finished")
+    assert "free memory and rerun the same command to resume" in str(fault)
+    assert writer.fault(KeyError("x")) is None
