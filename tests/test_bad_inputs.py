@@ -540,3 +540,29 @@ def test_a_config_field_may_state_its_own_bounds_and_every_integer_has_the_defau
                                                        f"{-INT_LIMIT}..{INT_LIMIT}")):
         with pytest.raises(BenchError, match=re.escape(message)):
             build_config(Config, values, "toy")
+
+
+def test_duplicates_are_removed_before_any_cell_is_built_and_the_cap_counts_distinct_cells(monkeypatch):
+    """One method listed 20,000 times over 10 seeds builds 10 cells (not 200,000), and counts as 10 against the cap;
+    two spellings of one config are one."""
+    import bench.cells as cells_module
+    from bench.cells import Entry, expand
+    from bench.errors import BenchError
+    from bench.registry import Registry
+
+    built = []
+    real = cells_module.Cell
+
+    def counting(*args, **kwargs):
+        built.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cells_module, "Cell", counting)
+    registry = Registry.discover()
+    default_t = registry.method("sgd").Config().T
+    methods = [Entry("sgd", {"T": 5})] * 20_000 + [Entry("sgd", {}), Entry("sgd", {"T": default_t})]
+    grid = expand(registry, methods, [Entry("performative")], list(range(10)), ["cpu"], max_cells=20)
+    assert len(grid.cells) == 20 and len(built) == 20 and len(set(grid.cells)) == 20
+    with pytest.raises(BenchError, match="the grid has 20 cells .* more than the cap of 19"):
+        expand(registry, methods, [Entry("performative")], list(range(10)), ["cpu"], max_cells=19)
+    assert len(built) == 20  # refused before any cell was built

@@ -291,3 +291,40 @@ def test_a_database_failing_mid_command_is_one_masked_line(monkeypatch, capsys, 
     _, err = capsys.readouterr()
     assert ended.value.code == 2
     assert err == "error: database error: server closed the connection (postgresql://u:***@db/b)\n"
+
+
+DB_SHAPES = ["postgresql+psycopg://u@127.0.0.1:1/x?password={s}", "postgresql+psycopg://u:{s}@127.0.0.1:1/x",
+             "postgresql+psycopg://u@127.0.0.1:1/x?sslmode=disable&sslpassword={s}&token={s}",
+             "postgresql+psycopg://u:{s}@127.0.0.1:abc/x", "mysql://u:{s}@127.0.0.1/x?api_key={s}"]
+RAY_SHAPES = ["http://user:{s}@127.0.0.1:1", "http://127.0.0.1:1/?token={s}", "user:{s}@127.0.0.1:1",
+              "ftp://u:{s}@head/?password={s}"]
+COMMANDS = [["status"], ["show"], ["export"], ["claims", "--paper", "clipped-sgd-performative"], ["db", "upgrade"],
+            ["run", "-m", "sgd", "-t", "performative", "--set", "T=5"],
+            ["grid", "-m", "sgd", "-t", "performative", "--set", "T=5"],
+            ["reproduce", "clipped-sgd-performative", "--seeds", "1"], ["leaderboard", "--port", "PORT"],
+            ["submit", "--address", "http://127.0.0.1:1", "--", "list", "methods"]]
+
+
+def test_no_command_prints_a_secret_of_any_url_shape(monkeypatch, capsys, tmp_path):
+    """Every store-opening command with each shape of database URL, and the job commands with each shape of Ray
+    address: refused in one masked line (exit 2), the secret nowhere in what is printed."""
+    from app import cli
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(PASSWORD_FILE_ENV, raising=False)
+    monkeypatch.delenv("RAY_API_SERVER_ADDRESS", raising=False)
+    monkeypatch.setattr(os, "execve", lambda *a: pytest.fail("reached exec"))
+    port = str(_free_port())  # the leaderboard's own checks pass: its store is what is refused
+    runs = [[*(port if a == "PORT" else a for a in command), "--db", shape.format(s="S3cr3tX")]
+            for command in COMMANDS for shape in DB_SHAPES]
+    runs += [[command, "--address", shape.format(s="S3cr3tX"), *rest] for shape in RAY_SHAPES
+             for command, rest in (("jobs", []), ("jobs", ["raysubmit_x"]))]
+    runs += [["submit", "--address", shape.format(s="S3cr3tX"), "--db", "postgresql+psycopg://u@db/b", "--", "list",
+              "methods"] for shape in RAY_SHAPES]
+    for argv in runs:
+        monkeypatch.setattr(sys, "argv", ["bench", *argv])
+        with pytest.raises(SystemExit) as ended:
+            cli.main()
+        out, err = capsys.readouterr()
+        assert ended.value.code == 2 and len(err.splitlines()) == 1 and err.startswith("error: "), (argv, out, err)
+        assert "S3cr3tX" not in out + err and "***" in err, (argv, err)
