@@ -148,6 +148,16 @@ def test_cli_outputs_never_show_the_password(secret_url):
         assert proc.returncode == code, (args, proc.stdout[-2000:], proc.stderr[-2000:])
         assert password not in proc.stdout + proc.stderr, args
     assert "cells: 4 failed" in _bench(*grid, url=url).stderr.replace("4 already", "")  # the failures were printed
+    # the password as a query parameter (psycopg takes it so): the same commands, the same silence
+    in_query = make_url(url).set(password=None).update_query_dict({"password": password})
+    query_url = in_query.render_as_string(hide_password=False)
+    assert f"password={password}" in query_url
+    for args, code in [(["db", "upgrade"], 0), (["status"], 0), (["show"], 0), *runs[-4:]]:
+        proc = _bench(*[a.replace(url, query_url) for a in args], url=query_url)
+        assert proc.returncode == code, (args, proc.stdout[-2000:], proc.stderr[-2000:])
+        assert password not in proc.stdout + proc.stderr, args
+    upgraded = _bench("db", "upgrade", url=query_url).stdout
+    assert "password=***" in upgraded and "schema at" in upgraded
 
 
 def _free_port() -> int:
