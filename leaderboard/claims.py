@@ -1,28 +1,37 @@
 """A paper's claims (leaderboard/papers/<slug>.yaml) joined with stored runs -> a verdict each.
 
-Claim kinds:
-  value     one cell group; our mean against the paper's number, within `tolerance`
-            (relative: {rtol: 0.05}, absolute: {atol: 0.1}, or within a factor: {factor: 2}).
-  bound     every cell group's mean satisfies expect {max: x} and/or {min: x}.
-  ordering  the cell groups' means are ordered as expect {order: increasing|decreasing}, strictly
-            ("X beats Y" fails when X equals Y); a relative `slack` makes it a tolerance, an absolute
-            `min_gap` asks for at least that gap (negative: non-inferiority, where a tie holds);
-            with per-group paper values that are off, "partially".
-            Per-seed criteria, paired by seed between adjacent groups (the specs' "≥ 4/5 seeds, gap > 1 SE"):
-            `min_ratio: r` each mean is r times the previous one in the claimed direction (positive means).
-            `seeds_holding: k` the ordering (with min_gap: that gap) holds in at least k of the claim's seeds
-            (the same share when judged at another seed count); `margin_se: m` the mean paired gap in
-            the claimed direction exceeds m standard errors (m < 0: non-inferiority, gap ≥ m SE), replacing
-            the plain comparison of means.
-  rate      a log-log slope within expect {slope: s, tolerance: d}: of a curve over a step range
-            (`curve`, `x_range`), or of the metric across cell groups against `x_metric`.
+Every claim is decided by an interval (leaderboard/judge.py, leaderboard/evidence.py): the 95 % interval of the
+quantity it is about, from its per-seed values (t by default, `interval: bootstrap` per claim), against its margin.
+Reproduced: the interval lies on the claimed side; not reproduced: on the other side; underpowered: it straddles the
+margin (the card names the seeds that would decide it at 80 % power and their CPU cost). The paper's claims are
+adjusted together for the family-wise error (Holm). A claim whose quantity has no seed noise says why in
+`deterministic:` (its interval is the value).
+
+Claim kinds (the keys of `expect:`):
+  value     one cell group inside the paper's band: paper_value within `tolerance` (relative: {rtol: 0.05},
+            absolute: {atol: 0.1}, or within a factor: {factor: 2}).
+  bound     every cell group's mean inside {min: x} and/or {max: x}.
+  ordering  the groups ordered as {order: increasing} (each group's metric above the previous one's) or decreasing,
+            judged on the paired per-seed gaps of adjacent groups: above 0 by default ("X beats Y" fails on a tie),
+            above `min_gap` (metric units; negative: non-inferiority), above −`slack`·|first mean| (a relative
+            tolerance), or with `min_ratio: r` the per-seed log ratio above log r; per-group `paper_value`s off by
+            more than `tolerance` (default a factor 2) make it "partially". `seeds_holding: k` asks the relation to
+            hold in at least k seeds too (the same share at another seed count): an additional condition, never
+            the only one.
+  rate      a log-log slope within expect {slope: s, tolerance: d}: of each seed's curve over a step range (`curve`,
+            `x_range`), or of the metric across cell groups against `x_metric`, per seed; the interval of the slopes.
   tracking  `x_metric` tracks `metric` across models better than another metric does: over every finished run of
             every cell group (each run a model; at least 3 groups), |corr(x_metric, metric)| minus
-            |corr(expect.against, metric)| is at least expect.min_advantage (the paper's "correlates 0.85 against
-            0.62 across models").
-Verdicts: reproduced, not reproduced, partially, uninformative, inconclusive, not run, insufficient seeds. Each
-states the scale it was measured at (paper-scale | cpu-full | cpu-reduced) and, in words, how our
-setting differs from the paper's.
+            |corr(expect.against, metric)| is at least expect.min_advantage, with a bootstrap over runs.
+Verdicts: reproduced, not reproduced, partially, underpowered, uninformative, inconclusive, no-harm holds / fails,
+not run, insufficient seeds. Each states the scale it was measured at (paper-scale | cpu-full | cpu-reduced) and, in
+words, how our setting differs from the paper's.
+
+Switched off: every method of the paper that declares SWITCHED_OFF (bench/switches.py) is replaced by each of its
+switches, and a claim that still holds is uninformative: the paper's mechanism is not what makes it hold (a claim's
+`switches: [names]` narrows this to the switches it is about). A claim marked `no_harm: true` is a non-inferiority
+claim about a side effect (accuracy kept): it reads "no-harm holds" or "no-harm fails", is never switched off, and
+is never counted among the reproduced effects.
 
 Positive controls (the file's `controls:` list) are claims about the world itself, not the paper: an
 oracle or upper-bound setting that the metric must separate from the baseline, judged like any
@@ -113,6 +122,7 @@ class Claim:
     interval: str = "t"                # how the 95 % interval is computed: t, or bootstrap (leaderboard/evidence.py)
     deterministic: str = ""            # why the measured quantity does not depend on the seed (its interval is exact)
     no_harm: bool = False              # a non-inferiority claim about a side effect: its own section, never an effect
+    switches: tuple[str, ...] | None = None  # which credited switches the claim is about (None: every one)
 
     def negative_control(self) -> "Claim":
         """The claim's criterion on its control cells (the same kind, metric, expect and seeds)."""
@@ -243,8 +253,20 @@ def _claim(raw: dict, defaults: dict, role: str = "claim") -> Claim:
         role=role, gates=tuple(gates) if role == "control" else (), why=str(raw.get("why") or ""),
         control=control, control_why=control_why, control_none=control_none, fragile=str(raw.get("fragile") or ""),
         interval=_interval(merged, cid), deterministic=str(merged.get("deterministic") or "").strip(),
-        no_harm=_no_harm(raw, role, cid),
+        no_harm=_no_harm(raw, role, cid), switches=_switch_names(raw, cid),
     )
+
+
+def _switch_names(raw: dict, cid: str) -> tuple[str, ...] | None:
+    """`switches: [names]`: an ablation claim about one part of a method is judged switched off by the switches that
+    remove that part only ([] when its own cells already ablate it); absent, by every switch of its credited
+    methods."""
+    if "switches" not in raw:
+        return None
+    names = raw["switches"]
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise BenchError(f"claim {cid!r}: switches must be a list of switch names (bench list methods shows them)")
+    return tuple(names)
 
 
 def _interval(merged: dict, cid: str) -> str:
@@ -318,6 +340,12 @@ def load_paper(registry: Registry, slug: str) -> Paper:
     if len(ids) != len(set(ids)):
         raise BenchError(f"{path}: claim and control ids must be unique "
                          f"({', '.join(sorted({i for i in ids if ids.count(i) > 1}))})")
+    declared = {s.name for switches in credited_switches(paper, registry).values() for s in switches}
+    for claim in paper.claims:
+        unknown = sorted(set(claim.switches or ()) - declared)
+        if unknown:
+            raise BenchError(f"{path}: claim {claim.id!r}: unknown switch(es) {', '.join(unknown)}; the paper's "
+                             f"methods declare: {', '.join(sorted(declared)) or 'none'}")
     claim_ids = {c.id for c in claims}
     for control in controls:
         unknown = [g for g in control.gates if g not in claim_ids]
@@ -670,6 +698,8 @@ def switched_claims(claim: Claim, paper: Paper, registry: Registry) -> list[tupl
         if not any(g.method == method for g in claim.groups):
             continue
         for switch in switches:
+            if claim.switches is not None and switch.name not in claim.switches:
+                continue
             groups = tuple(_switch_group(g, switch, registry) if g.method == method else g for g in claim.groups)
             out.append((switch, replace(claim, id=f"{claim.id} (switched off: {method} {switch.name})", groups=groups,
                                         role="switched off", control=(), differences="")))
