@@ -82,7 +82,11 @@ def take_password_file() -> None:
         try:
             _password_from(Path(secret_file))
         except BenchError:
-            pass
+            return
+        # a process this one starts (a re-exec, a subprocess) finds the complete URL in its environment, which only
+        # its owner can read, as the job's runtime environment was: the file is gone
+        if os.environ.get("BENCH_DB_URL"):
+            os.environ["BENCH_DB_URL"] = _with_password_from(os.environ["BENCH_DB_URL"], Path(secret_file))
 
 
 def _password_from(path: Path) -> str:

@@ -125,6 +125,22 @@ def test_password_file_completes_a_url_without_password(tmp_path, monkeypatch):
         resolve_url("postgresql+psycopg://u@h/db")
 
 
+def test_a_job_takes_its_password_file_first_thing_and_its_children_find_the_url(tmp_path, monkeypatch):
+    """`bench` in a submitted job reads the file and removes it before the command runs, whatever the command; a
+    process it starts (a re-exec) finds the complete URL in BENCH_DB_URL."""
+    from bench.store import take_password_file
+
+    secret = tmp_path / "bench_db_password_x"
+    secret.write_text("s3cr3t-two\n")
+    monkeypatch.setenv(PASSWORD_FILE_ENV, str(secret))
+    monkeypatch.setenv("BENCH_DB_URL", "postgresql+psycopg://u@h/db")
+    take_password_file()
+    assert not secret.exists()
+    assert make_url(os.environ["BENCH_DB_URL"]).password == "s3cr3t-two"
+    assert make_url(resolve_url(None)).password == "s3cr3t-two"
+    assert make_url(resolve_url("postgresql+psycopg://u@other/db")).password == "s3cr3t-two"  # from memory
+
+
 def test_cli_outputs_never_show_the_password(secret_url):
     url, password = secret_url
     host = make_url(url)
