@@ -28,6 +28,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import socket
 import sys
 import time
@@ -53,8 +54,10 @@ def retry_budget(value: float | None = None) -> float:
     raw = value if value is not None else os.environ.get("BENCH_STORE_RETRY_S")
     if raw is None:
         return DEFAULT_RETRY_S
+    number = r"\s*[+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\s*"
+    ascii_decimal = isinstance(raw, (int, float)) or re.fullmatch(number, str(raw))
     try:
-        seconds = float(raw)
+        seconds = float(raw) if ascii_decimal else math.nan  # float() also reads "٣" and "1_0"
     except ValueError:
         seconds = math.nan
     if not (math.isfinite(seconds) and seconds >= 0):

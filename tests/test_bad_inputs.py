@@ -351,6 +351,7 @@ ENV_CASES = [  # BENCH_DB_URL itself bad: the same refusals
     ("env-empty-run", "", RUN, "BENCH_DB_URL is empty"),
     ("env-garbage-grid", "garbage://x", GRID, "not supported"),
     ("env-dir-show", "sqlite:///{dir}", ["show"], "is a directory"),
+    ("env-query-password-status", "postgresql+psycopg://u@127.0.0.1:1/x?password=SECRET", ["status"], "password=***"),
 ]
 
 
