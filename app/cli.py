@@ -455,12 +455,13 @@ MetricOption = Annotated[Optional[list[str]], typer.Option(
 @app.command()
 def show(task: Annotated[Optional[str], typer.Option(help="Only this task.")] = None,
          metric: MetricOption = None, db: DbOption = None) -> None:
-    """Per task instance and metric: methods ranked, with mean, std and 95% CI over seeds."""
+    """Per task instance, comparison group (· T=...) and metric: methods ranked, with mean, std and 95% CI over seeds;
+    =k: tied (95% CIs overlap); (low): fewer than 3 seeds or than the instance's largest setting."""
     from rich.markup import escape
     from rich.table import Table
 
     from bench.store import Store
-    from leaderboard.export import direction, numbers
+    from leaderboard.export import direction, numbers, place, seeds
     from leaderboard.queries import leaderboard_rows
 
     registry = _registry()
@@ -476,11 +477,15 @@ def show(task: Annotated[Optional[str], typer.Option(help="Only this task.")] = 
                       box=None, pad_edge=False, title_justify="left")
         for col in ("rank", "method", "config", "n", "mean", "std", "95% CI", "hardware", "scale"):
             table.add_column(col)
-        for i, row in enumerate(rows, 1):
+        for row in rows:
             mean, std, low, high = numbers(row)
-            table.add_row(str(i), escape(row.method), escape(row.config_label), str(row.n), mean, std,
+            method = row.method + ("" if row.registered else " (not registered)")
+            table.add_row(place(row), escape(method), escape(row.config_label), seeds(row), mean, std,
                           f"[{low}, {high}]", row.hardware, row.scale)
         out.print(table)
+        if any(row.low_seeds for row in rows):
+            out.print(f"(low): fewer than 3 seeds or than the {rows[0].most_seeds} of this instance's largest "
+                      "setting", highlight=False, markup=False)
 
 
 @app.command("show-run")

@@ -13,7 +13,7 @@ import streamlit as st
 
 from bench.errors import BenchError
 from bench.store import mask_url
-from leaderboard.ui.common import HIDE_CHROME, VIEWS, db_url, href, prefetched, store
+from leaderboard.ui.common import HIDE_CHROME, VIEWS, cached_registry, db_url, href, nav, prefetched, store
 
 
 def main() -> None:
@@ -27,8 +27,10 @@ def main() -> None:
                                 for v in VIEWS), unsafe_allow_html=True)
         if st.button("refresh"):
             st.cache_data.clear()
+            cached_registry.clear()  # a method or task file added while the server runs
             prefetched.clear()
         st.caption(f"store: {mask_url(url)}")  # every viewer sees the sidebar: never the password
+    st.markdown(nav(view), unsafe_allow_html=True)  # at the top too: a narrow screen has no sidebar open
     if view not in VIEWS:
         st.error(f"unknown view {view!r}; views: {', '.join(VIEWS)}")
         return

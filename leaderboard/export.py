@@ -5,6 +5,11 @@ CI's half-width to two significant figures (a point value, one seed, keeps four 
 says its hardware, its scale (paper-scale where a config names a hub model) and the metric's direction (↑ higher
 is better, ↓ lower); CIs stay inside the metric's declared range (leaderboard.queries.summarize). Rows that tie
 exactly with another of their table (same mean, std and n) are flagged. CSV and JSON keep full precision.
+
+Rows are ranked only within their comparison group (the task instance's full config and the method-config fields
+its family shares, such as a horizon T: leaderboard.queries.leaderboard_rows); `group` names the group's settings,
+`rank` is shared by methods whose 95 % CIs overlap (`tied`), and `low_seeds` marks a setting with fewer than 3 seeds
+or fewer than the largest setting of its task instance.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from bench.store import Store
 from leaderboard.queries import BoardRow, leaderboard_rows
 
 COLUMNS = ("task", "task_label", "method", "config_label", "hardware", "scale", "metric", "direction", "n", "mean",
-           "std", "ci_low", "ci_high", "ci_method", "identical_to")
+           "std", "ci_low", "ci_high", "ci_method", "identical_to", "group", "rank", "tied", "low_seeds")
 LATEX_PACKAGES = "booktabs"
 
 
@@ -68,6 +73,23 @@ def _record(row: BoardRow, flag: str) -> dict:
     return {**{k: v for k, v in asdict(row).items() if k in COLUMNS}, "direction": direction(row), "identical_to": flag}
 
 
+def place(row: BoardRow) -> str:
+    """The rank as a reader sees it: "2", "=1" (tied: 95 % CIs overlap), "ref." or "—" (a single seed)."""
+    if row.rank is None:
+        return "ref." if row.reference else "—"
+    return f"={row.rank}" if row.tied else str(row.rank)
+
+
+def instance(row: BoardRow) -> str:
+    """The task instance and comparison group: "performative (beta=0.5) · T=2000"."""
+    return row.task + (f" ({row.task_label})" if row.task_label else "") + (f" · {row.group}" if row.group else "")
+
+
+def seeds(row: BoardRow) -> str:
+    """n, with the low-seed mark: "2 (low)"."""
+    return f"{row.n} (low)" if row.low_seeds else str(row.n)
+
+
 def to_csv(rows: list[BoardRow]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")
@@ -89,23 +111,24 @@ def _label(row: BoardRow, flags: dict[int, str], i: int) -> str:
 
 
 def to_markdown(rows: list[BoardRow]) -> str:
-    lines = ["| task | method | metric | n | mean | std | 95% CI | hardware | scale |",
-             "|---|---|---|---:|---:|---:|---|---|---|"]
+    lines = ["| task | rank | method | metric | n | mean | std | 95% CI | hardware | scale |",
+             "|---|---|---|---|---:|---:|---:|---|---|---|"]
     flags = identical(rows)
     for i, r in enumerate(rows):
-        task = r.task + (f" ({r.task_label})" if r.task_label else "")
         mean, std, low, high = numbers(r)
-        lines.append(f"| {task} | {_label(r, flags, i)} | {r.metric} {direction(r)} | {r.n} | {mean} | {std} | "
-                     f"[{low}, {high}] | {r.hardware} | {r.scale} |")
+        lines.append(f"| {instance(r)} | {place(r)} | {_label(r, flags, i)} | {r.metric} {direction(r)} | {seeds(r)} | "
+                     f"{mean} | {std} | [{low}, {high}] | {r.hardware} | {r.scale} |")
     lines.append("")
     lines.append("95% CI over seeds (Student t; a percentile bootstrap for skewed values or an interval that would "
-                 "leave the metric's range); ↑ higher is better, ↓ lower; [= X]: the same numbers as X.")
+                 "leave the metric's range); ↑ higher is better, ↓ lower; [= X]: the same numbers as X. Ranked within "
+                 "a task instance and group (· T=...) only; =k: tied (95% CIs overlap); (low): fewer than 3 seeds or "
+                 "fewer than the instance's largest setting.")
     return "\n".join(lines) + "\n"
 
 
 _TEX_ESCAPES = str.maketrans({"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#",
                                "$": r"\$", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}"})
-_TEX_SYMBOLS = {"↑": r"$\uparrow$", "↓": r"$\downarrow$"}
+_TEX_SYMBOLS = {"↑": r"$\uparrow$", "↓": r"$\downarrow$", "·": r"$\cdot$", "—": "---"}
 
 
 def _tex(text: str) -> str:
@@ -119,18 +142,20 @@ def to_latex(rows: list[BoardRow]) -> str:
     """A table environment with caption and label (needs \\usepackage{booktabs}); pdflatex compiles it."""
     tasks = sorted({r.task for r in rows})
     lines = [f"% needs \\usepackage{{{LATEX_PACKAGES}}} in the preamble", r"\begin{table}[t]", r"\centering",
-             r"\begin{tabular}{llllrrrll}", r"\toprule",
-             r"Task & Method & Metric & & $n$ & Mean & Std & 95\% CI & Hardware, scale \\", r"\midrule"]
+             r"\begin{tabular}{lllllrrrll}", r"\toprule",
+             r"Task & Rank & Method & Metric & & $n$ & Mean & Std & 95\% CI & Hardware, scale \\", r"\midrule"]
     flags = identical(rows)
     for i, r in enumerate(rows):
-        task = r.task + (f" ({r.task_label})" if r.task_label else "")
         mean, std, low, high = numbers(r)
-        lines.append(f"{_tex(task)} & {_tex(_label(r, flags, i))} & {_tex(r.metric)} & {_tex(direction(r))} & {r.n} & "
-                     f"{mean} & {std} & [{low}, {high}] & {_tex(r.hardware)}, {_tex(r.scale)} \\\\")
+        lines.append(f"{_tex(instance(r))} & {_tex(place(r))} & {_tex(_label(r, flags, i))} & {_tex(r.metric)} & "
+                     f"{_tex(direction(r))} & {_tex(seeds(r))} & {mean} & {std} & [{low}, {high}] & "
+                     f"{_tex(r.hardware)}, {_tex(r.scale)} \\\\")
     lines += [r"\bottomrule", r"\end{tabular}",
               r"\caption{" + _tex(f"Reproduced results on {', '.join(tasks) or 'no task'}: mean, standard "
                                   "deviation and 95% confidence interval over seeds (") + r"$\uparrow$"
-              + _tex(" higher is better, ") + r"$\downarrow$" + _tex(" lower; [= X]: the same numbers as X).") + "}",
+              + _tex(" higher is better, ") + r"$\downarrow$" + _tex(" lower; [= X]: the same numbers as X; ranked "
+                                                                   "within a task instance and group only; =k: tied, "
+                                                                   "95% CIs overlap; (low): few seeds).") + "}",
               r"\label{tab:" + "-".join(t.replace("_", "-") for t in tasks[:3]) + "}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 import numpy as np
@@ -136,6 +136,14 @@ class BoardRow:
     setting_key: str = ""
     task_config: str = "{}"  # canonical JSON of the full task config
     scale: str = "cpu-scale"  # "paper-scale" where a config names a hub model
+    method_config: str = "{}"  # canonical JSON of the full method config
+    group: str = ""  # the shared settings of its comparison group where the instance has several ("T=2000")
+    rank: int | None = None  # within its group; None: a reference, a single seed (never ranked)
+    tied: bool = False  # its 95 % CI overlaps that of the first row of its rank: the same rank
+    low_seeds: bool = False  # fewer than MIN_SEEDS seeds, or fewer than the instance's largest setting
+    most_seeds: int = 0  # the largest n of the task instance and metric, across groups
+    reference: str = ""  # why the method is a reference (never ranked), empty for a competing method
+    registered: bool = True  # False: the method's file is gone (shown, with a note)
 
 
 def summary_from_sums(n: int, s1: float, s2: float, s3: float,
@@ -210,11 +218,81 @@ def _setting_values(connection, setting: str, metric: str) -> list[float]:
     return list(connection.execute(query).scalars())
 
 
+MIN_SEEDS = 3  # a setting with fewer seeds is marked low-seed
+
+
+def shared_fields(registry: Registry, task: str) -> tuple[str, ...]:
+    """The method-config fields that every method of the task's family declares (the performative family's horizon
+    T, noise sigma, privacy epsilon and delta): runs that differ in one are different experiments, never ranked
+    together. Read from the registry, so a group does not change as runs of another method are stored."""
+    try:
+        family = registry.listing("task", task).family
+    except BenchError:
+        return ()
+    fields: set[str] | None = None
+    for name in registry.names("method"):
+        if registry.listing("method", name).family == family:
+            own = set(defaults_of(registry, "method", name))
+            fields = own if fields is None else fields & own
+    return tuple(sorted(fields or ()))
+
+
+def _reference(registry: Registry, method: str) -> tuple[str, bool]:
+    """(why `method` is a reference or "", whether it is registered): a method no longer registered is no error."""
+    try:
+        return registry.reference(method), True
+    except BenchError:
+        return "", False
+
+
+def rank_rows(rows: list[BoardRow]) -> list[BoardRow]:
+    """One comparison group's rows, best first, ranked: references and single seeds get no rank; a row whose 95 % CI
+    overlaps that of the first row of the current rank is tied and shares its rank (competition ranking: 1, 1, 3)."""
+    out: list[BoardRow] = []
+    leader = -1  # index in `out` of the first row of the current rank
+    placed = 0
+    for r in rows:
+        if r.reference or r.n < 2:
+            out.append(replace(r, rank=None, tied=False))
+            continue
+        placed += 1
+        first = out[leader] if leader >= 0 else None
+        if first is not None and r.ci_low <= first.ci_high and first.ci_low <= r.ci_high:
+            out[leader] = replace(first, tied=True)
+            out.append(replace(r, rank=first.rank, tied=True))
+        else:
+            leader = len(out)
+            out.append(replace(r, rank=placed, tied=False))
+    return out
+
+
+def _grouped(rows: list[BoardRow], fields: tuple[str, ...]) -> dict[str, list[BoardRow]]:
+    """A task instance's rows split by their values of the shared method-config fields; each group labelled by the
+    fields whose values differ between the groups ("" when there is one group), its rows ranked best first, every
+    row marked low-seed where it has fewer than MIN_SEEDS seeds or fewer than the instance's largest setting."""
+    keys = [tuple(json.dumps(json.loads(r.method_config).get(f), sort_keys=True) for f in fields) for r in rows]
+    varying = [i for i, _ in enumerate(fields) if len({k[i] for k in keys}) > 1]
+    most = max(r.n for r in rows)
+    groups: dict[str, list[BoardRow]] = {}
+    for key, r in zip(keys, rows):
+        label = ", ".join(f"{fields[i]}={json.loads(key[i])}" for i in varying)
+        groups.setdefault(label, []).append(replace(r, group=label, most_seeds=most,
+                                                    low_seeds=r.n < MIN_SEEDS or r.n < most))
+    for label, members in groups.items():
+        members.sort(key=lambda r: -r.mean if r.higher_is_better else r.mean)
+        groups[label] = rank_rows(members)
+    return groups
+
+
 def leaderboard_rows(store: Store, registry: Registry, task: str | None = None, hardware: str | None = None,
                      min_seeds: int = 1, metrics: Iterable[str] | None = None
                      ) -> dict[tuple[str, str], list[BoardRow]]:
-    """Per (task instance, metric): methods ranked best first, with mean/std/CI over seeds. `metrics`: None for the
-    family's primary metric, names, or "all" (every declared metric the task's runs stored).
+    """Per (task instance and comparison group, metric): methods ranked best first, with mean/std/CI over seeds.
+    `metrics`: None for the family's primary metric, names, or "all" (every declared metric the task's runs stored).
+
+    Like is ranked with like: a task instance (its full task config) is split into groups by the method-config
+    fields its family's methods share (`shared_fields`: a horizon T), each group its own key ("performative · T=2000")
+    and its own ranking (`rank_rows`: ties share a rank); low-seed settings are marked (`_grouped`).
 
     Aggregated in SQL by setting (GROUP BY setting_key); only skewed settings, and intervals that leave the
     metric's declared range, fetch their values.
@@ -231,6 +309,8 @@ def leaderboard_rows(store: Store, registry: Registry, task: str | None = None, 
                     select(Run.run_key, Run.method_config, Run.task_config)
                     .where(Run.run_key.in_([s[7] for s in stats])))}
                 task_defaults = defaults_of(registry, "task", task_name)
+                fields = shared_fields(registry, task_name)
+                instances: dict[str, list[BoardRow]] = {}
                 for setting, method, hw, n, s1, s2, s3, example in stats:
                     summary = (summary_from_sums(n, s1, s2, s3, declared.bounds)
                                or summarize(_setting_values(connection, setting, metric), declared.bounds))
@@ -240,10 +320,14 @@ def leaderboard_rows(store: Store, registry: Registry, task: str | None = None, 
                                    config_label(method_config, defaults_of(registry, "method", method)),
                                    hw, metric, declared.higher_is_better, summary.n, summary.mean, summary.std,
                                    summary.ci_low, summary.ci_high, summary.ci_method, setting,
-                                   json.dumps(task_config, sort_keys=True), scale_of(method_config, task_config))
-                    board.setdefault((task_name + (f" [{task_label}]" if task_label else ""), metric), []).append(row)
-    for rows in board.values():
-        rows.sort(key=lambda r: -r.mean if r.higher_is_better else r.mean)
+                                   json.dumps(task_config, sort_keys=True), scale_of(method_config, task_config),
+                                   json.dumps(method_config, sort_keys=True))
+                    why, known = _reference(registry, method)
+                    row = replace(row, reference=why, registered=known)
+                    instances.setdefault(task_name + (f" [{task_label}]" if task_label else ""), []).append(row)
+                for title, rows in instances.items():
+                    for label, members in _grouped(rows, fields).items():
+                        board[(title + (f" · {label}" if label else ""), metric)] = members
     return dict(sorted(board.items()))
 
 

@@ -332,3 +332,22 @@ def test_the_terminal_shows_progress_and_results_and_the_libraries_talk_into_the
     assert "log (library warnings and messages while it ran):" in shown and "[transformers" in shown
     assert bench("show-run", "abc", db=db, check=2).stderr.strip().endswith("give at least 8 characters of it")
     assert "no run has a key starting 'ffffffffff'" in bench("show-run", "ffffffffff", db=db, check=2).stderr
+
+
+def test_show_ranks_only_like_with_like_and_marks_ties_and_low_seeds(tmp_path):
+    from bench.registry import Registry
+    from bench.store import Store
+    from tests.leaderboard.test_queries import _save_gap
+
+    db, registry = tmp_path / "h.db", Registry.discover()
+    store = Store.open(f"sqlite:///{db}")
+    _save_gap(store, registry, "sgd", [10.0, 11.0, 12.0, 11.0])  # CI [9.70, 12.30]
+    _save_gap(store, registry, "pcsgd", [10.5, 11.5, 12.5])  # CI [9.02, 13.98]: overlaps sgd's, tied
+    _save_gap(store, registry, "pcsgd", [1.0, 2.0], T=2000)  # a 2-seed pilot, better than both: its own table
+    show = bench("show", db=db, check=0).stdout
+    full, pilot = show.index("performative · T=100000"), show.index("performative · T=2000")
+    rows = [line.split() for line in show[full:pilot].splitlines() if line.startswith("=")]
+    assert [(r[0], r[1], r[2]) for r in rows] == [("=1", "sgd", "4"), ("=1", "pcsgd", "3")]
+    assert "(low)" in show[full:pilot]  # pcsgd's 3 seeds against sgd's 4
+    pilot_rows = [line.split() for line in show[pilot:].splitlines() if line.startswith("1 ")]
+    assert [(r[1], r[3], r[4]) for r in pilot_rows] == [("pcsgd", "2", "(low)")]

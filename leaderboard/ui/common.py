@@ -10,6 +10,8 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from pathlib import Path
+
 from bench.registry import Registry
 from bench.store import Store, resolve_url
 
@@ -34,6 +36,8 @@ table.board {width: 100%; border-collapse: collapse;} table.board td, table.boar
   border-bottom: 1px solid #eee; vertical-align: middle; text-align: left;}
 table.board th {white-space: nowrap;}
 @media (max-width: 640px) { .hide-narrow {display: none;} }
+.scroll, [data-testid="stMarkdownContainer"]:has(table.board) {overflow-x: auto; max-width: 100%;}
+.topnav {display: flex; flex-wrap: wrap; gap: 0.4rem 1rem; margin-bottom: 0.4rem;}
 </style>"""
 
 
@@ -50,7 +54,13 @@ def html_table(rows: list[dict]) -> str:
         return ""
     header = "".join(f"<th>{safe(key)}</th>" for key in rows[0])
     body = "".join("<tr>" + "".join(f"<td>{safe(str(row[key]))}</td>" for key in rows[0]) + "</tr>" for row in rows)
-    return f"<table class='board'><tr>{header}</tr>{body}</table>"
+    return f"<div class='scroll'><table class='board'><tr>{header}</tr>{body}</table></div>"  # scrolls when narrow
+
+
+def nav(view: str) -> str:
+    """Every page's links at its top (HTML): the navigation a narrow screen reaches without the sidebar."""
+    return "<div class='topnav'>" + "".join(
+        f"<b>{v}</b>" if v == view else f"<a href='{href(v)}' target='_self'>{v}</a>" for v in VIEWS) + "</div>"
 
 
 def href(view: str, **params) -> str:
@@ -89,9 +99,28 @@ def db_url() -> str:
     return resolve_url(os.environ.get("BENCH_DB_URL"))
 
 
-@st.cache_resource
-def registry() -> Registry:
+def registry_files(root: Path = Path(__file__).resolve().parents[2]) -> tuple:
+    """What the registry is read from, as (path, mtime, size) of every methods/*/*.py, tasks/*/*.py and claims file:
+    a file added, changed or removed while the server runs changes it, and the registry is read again."""
+    found = []
+    for pattern in ("methods/*/*.py", "tasks/*/*.py", "leaderboard/papers/*.yaml"):
+        for path in sorted(root.glob(pattern)):
+            try:
+                info = path.stat()
+            except OSError:  # removed between the listing and the stat
+                continue
+            found.append((str(path.relative_to(root)), info.st_mtime_ns, info.st_size))
+    return tuple(found)
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def cached_registry(files: tuple) -> Registry:
     return Registry.discover()
+
+
+def registry() -> Registry:
+    """The registry, read again when its files change (or the refresh button clears it)."""
+    return cached_registry(registry_files())
 
 
 @st.cache_resource

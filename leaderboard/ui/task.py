@@ -1,6 +1,9 @@
-"""A task's page: per instance and primary metric, the methods ranked with 95 % CIs (the metric's description and
-unit in the title), the papers' values as markers; fewer than two seeds are shown but not ranked, overlapping CIs
-are marked as ties, reference methods are labelled and never ranked, and fidelity is marked."""
+"""A task's page: per instance, comparison group and primary metric, the methods ranked with 95 % CIs (the metric's
+description and unit in the title), the papers' values as markers. Only like is ranked with like: each task config
+and each value of the settings the family's methods share (a horizon T) is its own table (queries.leaderboard_rows);
+fewer than two seeds are shown but not ranked, methods whose CIs overlap are tied and share a rank, low-seed settings
+are marked, reference methods are labelled and never ranked, fidelity is marked, and a stored run whose method or
+task is no longer registered is shown with a note, never an error."""
 
 from __future__ import annotations
 
@@ -14,7 +17,8 @@ from leaderboard import claims as claims_lib
 from leaderboard import queries
 from leaderboard.cards import fmt_significant
 from leaderboard.plots import spans_decades
-from leaderboard.ui.common import TTL_S, choice, html_table, keep_in_url, registry, store
+from leaderboard.export import place
+from leaderboard.ui.common import TTL_S, choice, html_table, keep_in_url, link, registry, store
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
@@ -36,34 +40,35 @@ def _fidelity() -> dict[str, str]:
     return found
 
 
-def ranked(rows: list[queries.BoardRow], references: dict[str, str]) -> list[dict]:
-    """The table rows: a rank for methods with ≥ 2 seeds (reference methods and single seeds are not ranked), and
-    a tie mark where a method's 95 % CI overlaps the one ranked above it."""
-    out, previous, rank = [], None, 0
+def ranked(rows: list[queries.BoardRow]) -> list[dict]:
+    """The table rows of one comparison group (best first): a rank for methods with ≥ 2 seeds (reference methods and
+    single seeds are not ranked), one shared rank "=k" for methods whose 95 % CIs overlap that of the rank's first,
+    and notes for low-seed settings and methods no longer registered."""
+    out = []
     fidelity = _fidelity()
-    for r in rows:
-        note = ""
-        if r.method in references:
-            place, note = "ref.", f"reference: {references[r.method]}"
+    for r in queries.rank_rows(rows):
+        notes = []
+        if r.reference:
+            notes.append(f"reference: {r.reference}")
         elif r.n < 2:
-            place, note = "—", "1 seed: not ranked"
-        else:
-            rank += 1
-            place = str(rank)
-            if previous is not None and r.ci_low <= previous.ci_high and previous.ci_low <= r.ci_high:
-                note = f"tie with #{rank - 1} (95 % CIs overlap)"
-            previous = r
+            notes.append("1 seed: not ranked")
+        elif r.tied:
+            notes.append(f"tied at #{r.rank} (95 % CIs overlap)")
+        if r.low_seeds and r.n >= 2:
+            notes.append(f"low seeds ({r.n} of {max(r.most_seeds, queries.MIN_SEEDS)})")
+        if not r.registered:
+            notes.append("method no longer registered (its file is gone): shown, not checked")
         mark = fidelity.get(r.method, "")
-        out.append({"rank": place, "method": r.method + ("" if mark in ("", "faithful") else f" [{mark}]"),
+        out.append({"rank": place(r), "method": r.method + ("" if mark in ("", "faithful") else f" [{mark}]"),
                     "config": r.config_label, "n": r.n, "mean": fmt_significant(r.mean),
                     "95 % CI": f"[{fmt_significant(r.ci_low)}, {fmt_significant(r.ci_high)}]",
-                    "std": fmt_significant(r.std), "note": note, "hardware": r.hardware})
+                    "std": fmt_significant(r.std), "note": "; ".join(notes), "hardware": r.hardware})
     return out
 
 
-def _figure(rows: list[queries.BoardRow], markers: list[claims_lib.Marker], references: dict[str, str]) -> go.Figure:
+def _figure(rows: list[queries.BoardRow], markers: list[claims_lib.Marker]) -> go.Figure:
     labels = [r.method + (f" ({r.config_label})" if r.config_label else "") for r in rows]
-    colors = ["#9e9e9e" if r.method in references or r.n < 2 else "#1f77b4" for r in rows]
+    colors = ["#9e9e9e" if r.reference or r.n < 2 else "#1f77b4" for r in rows]
     figure = go.Figure(go.Bar(
         x=labels, y=[r.mean for r in rows], name="ours (mean over seeds, 95 % CI)", marker_color=colors,
         error_y=dict(type="data", symmetric=False, array=[r.ci_high - r.mean for r in rows],
@@ -82,10 +87,23 @@ def _figure(rows: list[queries.BoardRow], markers: list[claims_lib.Marker], refe
     return figure
 
 
+def _unregistered_task(url: str, task: str) -> None:
+    """A stored task whose file is gone: a note, and where its runs still are."""
+    st.warning(f"Task {task!r} has stored runs but is no longer registered (no tasks/*/{task}.py here), so its metrics "
+               "cannot be ranked. Its runs are in the runs explorer.")
+    st.markdown(link(f"runs of {task}", "runs", task=task), unsafe_allow_html=True)
+
+
 def task_page(url: str) -> None:
     reg = registry()
     tasks, with_runs = reg.names("task"), queries.tasks_with_runs(store(url))
-    task = choice("task", tasks, default=(with_runs or tasks)[0])
+    gone = [t for t in with_runs if t not in tasks]
+    if st.query_params.get("task") in gone:
+        _unregistered_task(url, st.query_params["task"])
+        return
+    if gone:
+        st.caption(f"Stored runs of tasks no longer registered (not ranked): {', '.join(gone)}.")
+    task = choice("task", tasks, default=([t for t in with_runs if t in tasks] or tasks)[0])
     task = st.selectbox("task", tasks, index=tasks.index(task),
                         format_func=lambda t: t if t in with_runs else f"{t} (no runs)")
     kinds = queries.hardware_kinds(store(url))
@@ -102,8 +120,11 @@ def task_page(url: str) -> None:
             f" Tasks with runs: {', '.join(with_runs)}." if with_runs else ""))
         return
     family = reg.declared_metrics(reg.listing("task", task).family)
-    references = {m: reg.reference(m) for r in board.values() for m in {x.method for x in r} if reg.reference(m)}
-    markers = claims_lib.paper_markers(reg, task)
+    try:
+        markers = claims_lib.paper_markers(reg, task)
+    except BenchError as exc:  # a claims file naming a method that is gone: the board still shows
+        markers = []
+        st.caption(f"The papers' values are not shown: {exc}")
     for (title, metric), rows in board.items():
         declared = family.metric(metric)
         what = f": {declared.description}" if declared and declared.description else ""
@@ -112,6 +133,9 @@ def task_page(url: str) -> None:
         st.subheader(f"{title} — {metric}{unit} ({direction} is better)")
         if what:
             st.caption(what[2:])
-        st.markdown(html_table(ranked(rows, references)), unsafe_allow_html=True)
+        if any(r.low_seeds for r in rows):
+            st.caption(f"Low-seed settings are marked: fewer than {queries.MIN_SEEDS} seeds, or fewer than the "
+                       f"{rows[0].most_seeds} of this task instance's largest setting.")
+        st.markdown(html_table(ranked(rows)), unsafe_allow_html=True)
         instance = [m for m in markers if json.dumps(m.task_config, sort_keys=True) == rows[0].task_config]
-        st.plotly_chart(_figure(rows, instance, references), key=f"board-{title}-{metric}")
+        st.plotly_chart(_figure(rows, instance), key=f"board-{title}-{metric}")

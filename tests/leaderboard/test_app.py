@@ -142,19 +142,86 @@ def test_task_page_defaults_to_a_task_with_runs_and_refuses_unknown_names(url, m
     assert "unknown view 'bogus'" in _run(url, monkeypatch, view="bogus").error[0].value
 
 
-def test_single_seeds_and_references_are_not_ranked():
+def test_single_seeds_and_references_are_not_ranked_and_ties_share_a_rank():
     from leaderboard.queries import BoardRow
     from leaderboard.ui.task import ranked
 
-    def row(method, n, mean, lo, hi):
-        return BoardRow("t", "", method, "", "cpu", "error", False, n, mean, 0.1, lo, hi, "t")
+    def row(method, n, mean, lo, hi, reference="", low=False):
+        return BoardRow("t", "", method, "", "cpu", "error", False, n, mean, 0.1, lo, hi, "t", setting_key=method,
+                        reference=reference, low_seeds=low, most_seeds=3)
 
-    rows = ranked([row("bon_exact", 3, 0.0, 0.0, 0.0), row("a", 3, 1.0, 0.9, 1.1), row("b", 3, 1.05, 1.0, 1.1),
-                   row("c", 1, 0.5, 0.5, 0.5), row("d", 3, 2.0, 1.9, 2.1)],
-                  {"bon_exact": "the exact distribution"})
-    assert [r["rank"] for r in rows] == ["ref.", "1", "2", "—", "3"]
-    assert [r["note"] for r in rows] == ["reference: the exact distribution", "", "tie with #1 (95 % CIs overlap)",
-                                         "1 seed: not ranked", ""]
+    rows = ranked([row("bon_exact", 3, 0.0, 0.0, 0.0, reference="the exact distribution"), row("a", 3, 1.0, 0.9, 1.1),
+                   row("b", 2, 1.05, 1.0, 1.1, low=True), row("c", 1, 0.5, 0.5, 0.5, low=True),
+                   row("d", 3, 2.0, 1.9, 2.1)])
+    assert [r["rank"] for r in rows] == ["ref.", "=1", "=1", "—", "3"]  # a and b overlap: one rank; d is third
+    assert [r["note"] for r in rows] == ["reference: the exact distribution", "tied at #1 (95 % CIs overlap)",
+                                         "tied at #1 (95 % CIs overlap); low seeds (2 of 3)", "1 seed: not ranked", ""]
+
+
+def _renamed(url, tmp_path, sql: str) -> str:
+    """A copy of the store at `url` with `sql` applied: runs of a method or task whose file is gone."""
+    import shutil
+
+    copy = tmp_path / "renamed.db"
+    shutil.copy(url.removeprefix("sqlite:///"), copy)
+    with Store.open(f"sqlite:///{copy}").engine.begin() as connection:
+        connection.execute(text(sql))
+    return f"sqlite:///{copy}"
+
+
+def test_a_method_no_longer_registered_is_a_note_and_refresh_reads_the_registry_again(url, monkeypatch, tmp_path):
+    from bench.registry import Listing
+
+    ghost = _renamed(url, tmp_path, "UPDATE runs SET method = 'ghostsgd' WHERE method = 'dicesgd'")
+    app = _run(ghost, monkeypatch, view="task", task="performative")
+    frame = {row["method"]: row for row in _first_table(app, "rank")}
+    assert set(frame) == {"ghostsgd", "pcsgd [reconstructed]"} and frame["ghostsgd"]["n"] == "3"
+    assert "method no longer registered" in frame["ghostsgd"]["note"]
+    assert "no longer registered" not in frame["pcsgd [reconstructed]"]["note"]
+    # the method file appears while the server runs: the refresh button reads the registry again
+    original = Registry.discover
+
+    def with_ghost(cls, **kw):
+        found = original(**kw)
+        return Registry([*found.listings, Listing("method", "ghostsgd", "performative", "methods.performative.dicesgd",
+                                                  "", "builtin")])
+
+    monkeypatch.setattr(Registry, "discover", classmethod(with_ghost))
+    app.sidebar.button[0].click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    frame = {row["method"]: row for row in _first_table(app, "rank")}
+    assert "no longer registered" not in frame["ghostsgd"]["note"]
+
+
+def test_registry_files_change_when_a_method_file_is_added(tmp_path):
+    from leaderboard.ui.common import registry_files
+
+    (tmp_path / "methods" / "toy").mkdir(parents=True)
+    (tmp_path / "methods" / "toy" / "a.py").write_text("x = 1\n")
+    before = registry_files(tmp_path)
+    assert [f[0] for f in before] == ["methods/toy/a.py"]
+    (tmp_path / "methods" / "toy" / "b.py").write_text("x = 2\n")
+    assert [f[0] for f in registry_files(tmp_path)] == ["methods/toy/a.py", "methods/toy/b.py"]
+
+
+def test_a_task_no_longer_registered_is_a_note(url, monkeypatch, tmp_path):
+    gone = _renamed(url, tmp_path, "UPDATE runs SET task = 'gone_task' WHERE method = 'pcsgd'")
+    app = _run(gone, monkeypatch, view="task")
+    assert app.query_params["task"] == "performative"  # the first registered task with runs
+    assert any("tasks no longer registered (not ranked): gone_task" in c.value for c in app.caption)
+    assert [row["method"] for row in _first_table(app, "rank")] == ["dicesgd [reconstructed]"]
+    app = _run(gone, monkeypatch, view="task", task="gone_task")
+    assert "'gone_task' has stored runs but is no longer registered" in app.warning[0].value
+    assert "?view=runs&amp;task=gone_task" in _text(app)
+
+
+@pytest.mark.parametrize("view", ["overview", "task", "paper", "runs"])
+def test_every_page_links_every_view_at_its_top(url, monkeypatch, view):
+    app = _run(url, monkeypatch, view=view)
+    top = next(m.value for m in app.markdown if "class='topnav'" in m.value)  # no sidebar needed at 400 px
+    for other in ("overview", "task", "paper", "runs"):
+        assert (f"<b>{other}</b>" if other == view else f"href='?view={other}' target='_self'>{other}</a>") in top
+    assert "overflow-x: auto" in _text(app)  # wide tables scroll inside a narrow column
 
 
 def test_paper_page_shows_one_card_per_claim_and_the_reference_run(url, monkeypatch):

@@ -65,7 +65,9 @@ def test_exports(filled, toy_registry):
     # one number of decimals per row, from the CI's half-width to two significant figures: t_{0.975,1}·0.1414/√2
     # = 1.27 -> 1 decimal; 0.6 is shown as 0.6, its std 0.14 as 0.1 and the CI clipped at the range's 0
     md = render(filled, toy_registry, "md")
-    assert "| toy_target | toy_noisy (noise=0.01) | error ↓ | 2 | 0.6 | 0.1 | [0.0, 1.9] | cpu | cpu-scale |" in md
+    # the two CIs overlap: tied at rank 1 (=1); 2 seeds is low (fewer than 3)
+    assert ("| toy_target | =1 | toy_noisy (noise=0.01) | error ↓ | 2 (low) | 0.6 | 0.1 | [0.0, 1.9] | cpu "
+            "| cpu-scale |") in md
     tex = render(filled, toy_registry, "latex")
     assert r"toy\_noisy (noise=0.01)" in tex and r"\caption{" in tex and r"\label{tab:toy-target}" in tex
     assert tex.startswith("% needs \\usepackage{booktabs}") and tex.strip().endswith(r"\end{table}")
@@ -255,3 +257,100 @@ def test_the_leaderboard_imports_no_method_or_task_module(tmp_path):
     papers, claims, markers = map(int, out[1].split())
     assert papers >= 19 and claims > 200 and markers > 0
     assert out[2] == "[]"
+
+
+# Like with like (issue 42): a hand-made performative store, its numbers computable by hand. The family's methods
+# share T, sigma, epsilon and delta, so each horizon is its own comparison group.
+T_975 = {2: 4.302652729749464, 3: 3.182446305284263}  # t_{0.975, n-1} for n = 3, 4
+
+
+def _save_gap(store, registry, method, values, T=100_000, hardware="cpu"):
+    config = registry.full_config("method", method, {"T": T})
+    task = registry.full_config("task", "performative", {})
+    for seed, value in enumerate(values):
+        store.save(RunRecord(Cell(method, "performative", seed, config, task, hardware), "done", 1.0,
+                             {"final_gap": value}), runner="local")
+
+
+@pytest.fixture
+def horizons(store, registry):
+    """T = 1e5: sgd (4 seeds), pcsgd (3, its CI overlaps sgd's), dicesgd (3, far behind); T = 2000: a 2-seed pcsgd
+    pilot better than them all, and one sgd seed; T = 500: a 3-seed dicesgd run on another runner's hardware."""
+    _save_gap(store, registry, "sgd", [10.0, 11.0, 12.0, 11.0])
+    _save_gap(store, registry, "pcsgd", [10.5, 11.5, 12.5])
+    _save_gap(store, registry, "dicesgd", [20.0, 21.0, 22.0])
+    _save_gap(store, registry, "pcsgd", [1.0, 2.0], T=2000)
+    _save_gap(store, registry, "sgd", [0.5], T=2000)
+    _save_gap(store, registry, "dicesgd", [5.0, 5.5, 6.0], T=500, hardware="ray-cpu")
+    return store
+
+
+def test_shared_fields_are_those_every_method_of_the_family_declares(registry, toy_registry):
+    from leaderboard.queries import shared_fields
+
+    assert shared_fields(registry, "performative") == ("T", "delta", "epsilon", "sigma")
+    assert shared_fields(toy_registry, "toy_target") == ()  # toy_raise shares nothing with toy_noisy
+    assert shared_fields(registry, "no_such_task") == ()
+
+
+def test_runs_are_ranked_only_within_their_configuration_with_ties_sharing_a_rank(horizons, registry):
+    board = leaderboard_rows(horizons, registry, task="performative")
+    assert list(board) == [("performative · T=100000", "final_gap"), ("performative · T=2000", "final_gap"),
+                           ("performative · T=500", "final_gap")]
+    full = board[("performative · T=100000", "final_gap")]
+    assert [(r.method, r.n, r.rank, r.tied, r.low_seeds) for r in full] == [
+        ("sgd", 4, 1, True, False), ("pcsgd", 3, 1, True, True), ("dicesgd", 3, 3, False, True)]
+    sgd, pcsgd, dicesgd = full
+    std = math.sqrt(2 / 3)  # 10, 11, 12, 11 about 11
+    assert sgd.mean == pytest.approx(11.0) and sgd.std == pytest.approx(std)
+    half = T_975[3] * std / 2  # 1.299
+    assert sgd.ci_low == pytest.approx(11 - half) and sgd.ci_high == pytest.approx(11 + half)
+    assert pcsgd.ci_low == pytest.approx(11.5 - T_975[2] / math.sqrt(3))  # 9.016 < sgd's upper 12.299: tied
+    assert dicesgd.ci_low == pytest.approx(21 - T_975[2] / math.sqrt(3))  # 18.52 > 13.98: rank 3 (1, 1, 3)
+    assert {r.group for r in full} == {"T=100000"} and {r.most_seeds for r in full} == {4}
+    pilot = board[("performative · T=2000", "final_gap")]
+    assert [(r.method, r.n, r.mean, r.rank, r.tied, r.low_seeds) for r in pilot] == [
+        ("sgd", 1, 0.5, None, False, True), ("pcsgd", 2, 1.5, 1, False, True)]  # one seed: never ranked
+    ray = board[("performative · T=500", "final_gap")]
+    assert [(r.method, r.hardware, r.rank, r.low_seeds) for r in ray] == [("dicesgd", "ray-cpu", 1, True)]
+
+
+def test_a_single_configuration_keeps_one_untitled_group(filled, toy_registry):
+    rows = leaderboard_rows(filled, toy_registry)[("toy_target", "error")]
+    assert [(r.group, r.rank, r.tied, r.low_seeds) for r in rows] == [("", 1, True, True), ("", 1, True, False)]
+
+
+def test_rank_rows_competition_ranks_ties_and_skips_references_and_single_seeds():
+    from leaderboard.queries import BoardRow, rank_rows
+
+    def row(method, n, mean, lo, hi, reference=""):
+        return BoardRow("t", "", method, "", "cpu", "error", False, n, mean, 0.1, lo, hi, "t", setting_key=method,
+                        reference=reference)
+
+    ranked = rank_rows([row("ref", 3, 0.0, 0.0, 0.0, reference="exact"), row("a", 3, 1.0, 0.9, 1.1),
+                        row("b", 3, 1.05, 1.0, 1.15), row("c", 1, 0.5, 0.5, 0.5), row("d", 3, 1.16, 1.12, 1.2),
+                        row("e", 3, 2.0, 1.9, 2.1)])
+    # d overlaps b but not a (the rank's first): a new rank, 4th placed
+    assert [(r.method, r.rank, r.tied) for r in ranked] == [("ref", None, False), ("a", 1, True), ("b", 1, True),
+                                                             ("c", None, False), ("d", 3, False), ("e", 4, False)]
+
+
+def test_exports_carry_the_group_rank_tie_and_low_seed_marks(horizons, registry):
+    import csv
+    import io
+    import json
+
+    records = json.loads(render(horizons, registry, "json", task="performative"))
+    assert [(r["group"], r["method"], r["rank"], r["tied"], r["low_seeds"], r["n"]) for r in records] == [
+        ("T=100000", "sgd", 1, True, False, 4), ("T=100000", "pcsgd", 1, True, True, 3),
+        ("T=100000", "dicesgd", 3, False, True, 3), ("T=2000", "sgd", None, False, True, 1),
+        ("T=2000", "pcsgd", 1, False, True, 2), ("T=500", "dicesgd", 1, False, True, 3)]
+    assert records[0]["mean"] == pytest.approx(11.0)
+    rows = list(csv.DictReader(io.StringIO(render(horizons, registry, "csv", task="performative"))))
+    assert [(r["group"], r["rank"], r["tied"], r["low_seeds"]) for r in rows[:2]] == [
+        ("T=100000", "1", "True", "False"), ("T=100000", "1", "True", "True")]
+    markdown = render(horizons, registry, "md", task="performative").splitlines()
+    assert markdown[2].startswith("| performative · T=100000 | =1 | sgd | final_gap ↓ | 4 |")
+    assert "| performative · T=2000 | — | sgd" in markdown[5] and "| 1 (low) |" in markdown[5]
+    latex = render(horizons, registry, "latex", task="performative")
+    assert r"performative $\cdot$ T=2000 & 1 & pcsgd" in latex
