@@ -185,3 +185,17 @@ def chip(verdict: str) -> str:
     """The verdict as a coloured chip (HTML; the verdict names are ours, never user text)."""
     return (f"<span style='background:{VERDICT_COLORS[verdict]};color:white;padding:2px 8px;border-radius:10px;"
             f"font-size:0.85em;white-space:nowrap'>{html.escape(verdict)}</span>")
+
+
+FIDELITY_HEADING = "## Fidelity to the authors' material"
+
+
+def fidelity_summary(report: str) -> str | None:
+    """The report's one-line fidelity summary (the `Summary:` line right under its fidelity heading: constants matched
+    / differing / unknown, and whether the authors' code ran side by side), or None when it has none."""
+    if FIDELITY_HEADING not in report:
+        return None
+    for line in report.split(FIDELITY_HEADING, 1)[1].splitlines():
+        if line.strip():
+            return line.strip().removeprefix("Summary:").strip() if line.startswith("Summary:") else None
+    return None

@@ -12,7 +12,7 @@ from bench.errors import BenchError
 from leaderboard import claims as claims_lib
 from leaderboard import lock as lock_lib
 from leaderboard import queries
-from leaderboard.cards import Card, chip, make_card
+from leaderboard.cards import Card, chip, fidelity_summary, make_card
 from leaderboard.plots import claim_figure
 from leaderboard.ui.common import TTL_S, choice, href, keep_in_url, registry, safe, store
 
@@ -82,6 +82,9 @@ def paper_page(url: str) -> None:
     st.header(paper.title)
     st.caption(f"{', '.join(paper.authors)} · {paper.venue} · arXiv {paper.arxiv} · code: {paper.code or 'not public'}")
     report = REPORTS / f"{slug}.md"
+    summary = fidelity_summary(report.read_text(encoding="utf-8")) if report.is_file() else None
+    st.caption(f"fidelity to the authors' material: {summary}" if summary else
+               "fidelity to the authors' material: no public code or page compared yet")
     if report.is_file():
         with st.expander(f"reproduction report (docs/papers/{slug}.md)"):
             st.markdown(report.read_text(encoding="utf-8"))

@@ -105,3 +105,18 @@ def test_page_text_is_literal_in_markdown():
     from leaderboard.ui.common import safe
 
     assert safe("‖z−z*‖² <b>x</b> $a$ _i_") == "‖z−z&#42;‖² &#60;b&#62;x&#60;/b&#62; &#36;a&#36; &#95;i&#95;"
+
+
+def test_the_fidelity_summary_is_the_line_under_the_reports_fidelity_heading():
+    from pathlib import Path
+
+    from leaderboard.cards import fidelity_summary
+
+    report = "# x\n\n## Fidelity to the authors' material\n\nSummary: 3 constants matched, 1 differing, 0 unknown; " \
+             "authors' code run side by side: no\n\n| a | b |\n"
+    assert fidelity_summary(report) == "3 constants matched, 1 differing, 0 unknown; authors' code run side by side: no"
+    assert fidelity_summary("# x\n\n## Fidelity to the authors' material\n\n| a | b |\n") is None
+    assert fidelity_summary("# no table\n") is None
+    docs = Path(__file__).resolve().parents[2] / "docs" / "papers"
+    with_tables = [p.stem for p in docs.glob("*.md") if fidelity_summary(p.read_text(encoding="utf-8"))]
+    assert len(with_tables) >= 10  # every paper with public code or a project page (issue 40)
