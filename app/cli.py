@@ -78,6 +78,16 @@ MaxCellsOption = Annotated[int, typer.Option("--max-cells", click_type=ASCII_INT
                                              help="Refuse a grid of more cells than this (counted before any is "
                                                   "built).")]
 ForceOption = Annotated[bool, typer.Option(help="Rerun cells already done.")]
+VerboseOption = Annotated[bool, typer.Option("--verbose", help="Show the libraries' own INFO and WARNING lines (Ray, "
+                                                              "Streamlit, Uvicorn); quiet by default.")]
+
+
+def _set_verbose(verbose: bool) -> None:
+    """--verbose reaches the code that starts Ray or Streamlit (and the processes it starts) through the environment."""
+    from bench.errors import VERBOSE_ENV
+
+    if verbose:
+        os.environ[VERBOSE_ENV] = "1"
 
 
 class Isolation(str, Enum):
@@ -372,8 +382,10 @@ def grid(
     store_retry: StoreRetryOption = None,
     max_cells: MaxCellsOption = 100_000,
     db: DbOption = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """Run methods x tasks x seeds x hardware; resumes: cells already done are skipped."""
+    _set_verbose(verbose)
     from bench.configs import split_overrides
     from bench.store import Store
     from bench.writes import retry_budget
@@ -867,6 +879,7 @@ def leaderboard(
     db: DbOption = None,
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1.", click_type=ASCII_INT)] = 8501,
     address: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    verbose: VerboseOption = False,
 ) -> None:
     """Serve the Streamlit leaderboard (read-only) over the store."""
     from bench.store import Store, mask_url, resolve_url
@@ -890,6 +903,8 @@ def leaderboard(
     command = [sys.executable, "-m", "leaderboard.streamlit_server", "run", str(app_path), "--server.port", str(port),
                "--server.address", address, "--server.headless", "true", "--browser.gatherUsageStats", "false",
                "--client.toolbarMode", "minimal"]  # a read-only app: no Deploy button or developer menu
+    if not verbose:  # our own line below says where it listens: no Streamlit banner, no Uvicorn start-up lines
+        command += ["--logger.hideWelcomeMessage", "true", "--logger.level", "error"]
     # the URL (and its password) goes to streamlit in its own environment, never on its command
     # line: `ps` shows every user a command line, but a process's environment only to its owner
     env = {**os.environ, "BENCH_DB_URL": url}
@@ -910,17 +925,18 @@ def submit(
     address: AddressOption = None,
     python: Annotated[str, typer.Option(help="Python on the cluster that has bench's dependencies.")] = "python",
     db: DbOption = None,
+    verbose: VerboseOption = False,
 ) -> None:
-    """Submit a bench command to a Ray cluster as a job: bench submit --address URL -- grid ..."""
+    """Submit a bench command to a Ray cluster as a job: bench submit --address URL -- grid ... The submission id
+    is printed once, on stdout; `bench jobs` then uses the same address unless given another."""
     from app.cluster import submit as submit_job
-    from bench.errors import mask_secrets
     from bench.store import resolve_url
 
+    _set_verbose(verbose)
     job = submit_job(address, list(ctx.args), resolve_url(db), python=python)  # masks the password (app.cluster)
     out.print(job, highlight=False)
-    err.print(f"submitted {job}; follow it with: bench jobs --address {mask_secrets(address or '<head>')} {job} "
-              "--follow",
-              highlight=False)
+    err.print("submitted; follow it with: bench jobs <id> --follow (the address is remembered)", highlight=False,
+              markup=False)
 
 
 @app.command()

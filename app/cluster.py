@@ -35,8 +35,41 @@ EXCLUDES = [".venv", "venv", ".git", "*.db", "*.db-wal", "*.db-shm", "__pycache_
 FINAL = {"SUCCEEDED", "FAILED", "STOPPED"}
 
 
+ADDRESS_FILE = "ray_address"  # under the cache root: the job API address the last `bench submit` used
+
+
+def address_file() -> Path:
+    from bench.context import default_cache_root
+
+    return default_cache_root() / ADDRESS_FILE
+
+
+def remember_address(address: str) -> None:
+    """Keep the job API address a submission used, for `bench jobs` (secrets masked: a password is never written;
+    an address that had one must be given again). Best effort: a cache folder that cannot be written is no error."""
+    try:
+        path = address_file()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(mask_url(address) + "\n")
+    except OSError:
+        pass
+
+
+def remembered_address() -> str | None:
+    """The address the last `bench submit` used, or None."""
+    try:
+        found = address_file().read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if found and mask_url(found) != found or "***" in found:
+        raise BenchError(f"the last address `bench submit` used, {found}, had a secret, which is never stored: give "
+                         "--address (or RAY_API_SERVER_ADDRESS)")
+    return found or None
+
+
 def resolve_address(address: str | None) -> str:
-    return address or os.environ.get("RAY_API_SERVER_ADDRESS") or DEFAULT_ADDRESS
+    """--address, else RAY_API_SERVER_ADDRESS, else the address the last `bench submit` used, else the default."""
+    return address or os.environ.get("RAY_API_SERVER_ADDRESS") or remembered_address() or DEFAULT_ADDRESS
 
 
 def token_source() -> str | None:
@@ -83,6 +116,8 @@ def client(address: str | None):
     from ray.exceptions import AuthenticationError
     from ray.job_submission import JobSubmissionClient
 
+    quiet_ray()
+
     try:
         return JobSubmissionClient(address)
     except AuthenticationError:
@@ -90,6 +125,15 @@ def client(address: str | None):
     except (ConnectionError, RuntimeError, ValueError, OSError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise BenchError(f"cannot reach the Ray job API at {mask_url(address)}: {mask_url(first)}") from None
+
+
+def quiet_ray() -> None:
+    """Ray's INFO and WARNING lines (the package upload, the token mode) only with --verbose."""
+    import logging
+
+    from bench.errors import verbose
+
+    logging.getLogger("ray").setLevel(logging.INFO if verbose() else logging.ERROR)
 
 
 def job_entrypoint(args: list[str], python: str = "python") -> str:
@@ -115,8 +159,10 @@ def check_db_for_cluster(db_url: str) -> None:
                          "e.g. postgresql+psycopg://user:pw@dbhost/bench") from None
     if url.get_backend_name() == "sqlite" and not (url.database and Path(url.database).is_absolute()):
         raise BenchError(f"a job on a cluster needs a shared database, not {mask_url(db_url)!r} "
-                         "(a file inside the job's temporary working directory); "
-                         "pass --db postgresql+psycopg://user:pw@dbhost/bench")
+                         "(a file inside the job's temporary working directory); pass --db (or BENCH_DB_URL) "
+                         "with a store the head and every node reach: PostgreSQL "
+                         "(postgresql+psycopg://user:pw@dbhost/bench, or any SQLAlchemy PostgreSQL URL the cluster "
+                         "reaches), or on a one-machine cluster an absolute SQLite path (sqlite:////abs/path/bench.db)")
 
 
 def submit(address: str | None, args: list[str], db_url: str, working_dir: Path | None = None,
@@ -136,7 +182,9 @@ def submit(address: str | None, args: list[str], db_url: str, working_dir: Path 
     try:
         if secret is not None:
             _write_private(secret, url.password)
-        return jobs.submit_job(entrypoint=entrypoint, runtime_env=runtime_env)  # zips and uploads the folder first
+        job = jobs.submit_job(entrypoint=entrypoint, runtime_env=runtime_env)  # zips and uploads the folder first
+        remember_address(resolve_address(address))  # for `bench jobs`
+        return job
     except (RuntimeError, ValueError, OSError) as exc:
         first = mask_url((str(exc).strip().splitlines() or [type(exc).__name__])[0])
         raise BenchError(f"job submission to {mask_url(resolve_address(address))} failed: {first}") from None

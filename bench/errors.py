@@ -3,6 +3,7 @@ that masks secrets in any text shown, logged or stored (`mask_secrets`)."""
 
 from __future__ import annotations
 
+import os
 import re
 
 
@@ -14,6 +15,12 @@ class BenchError(Exception):
 
 
 ENVIRONMENT_FAULT_EXIT = 3  # the exit code of an EnvironmentFault (README, "Exit codes")
+VERBOSE_ENV = "BENCH_VERBOSE"  # set by --verbose: Ray's, Streamlit's and Uvicorn's own log lines are shown
+
+
+def verbose() -> bool:
+    """Whether the libraries' own INFO and WARNING lines are shown (`--verbose`); quiet by default."""
+    return os.environ.get(VERBOSE_ENV, "") not in ("", "0")
 
 
 class EnvironmentFault(BenchError):

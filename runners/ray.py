@@ -102,7 +102,13 @@ def connect(address: str | None, runtime_env: dict | None = None, num_cpus: int 
     if ray.is_initialized():
         return
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
-    kwargs: dict = {"log_to_driver": False, "runtime_env": runtime_env or None}
+    import logging
+
+    from bench.errors import verbose
+
+    level = logging.INFO if verbose() else logging.ERROR  # Ray's INFO and WARNING lines only with --verbose
+    logging.getLogger("ray").setLevel(level)
+    kwargs: dict = {"log_to_driver": False, "runtime_env": runtime_env or None, "logging_level": level}
     if address:
         if address != "auto":
             _check_reachable(address)

@@ -229,6 +229,78 @@ def test_leaderboard_refuses_a_bad_store_before_starting(tmp_path):
     assert "no bench store" in proc.stderr and not (tmp_path / "missing.db").exists()
 
 
+def _serve_leaderboard(db, *flags) -> tuple[str, str]:
+    """`bench leaderboard` on a free port until its health check answers (and, with --verbose, Streamlit's banner is
+    out), then stopped by its own pid: (stdout, stderr)."""
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if k != "BENCH_DB_URL"}
+    proc = subprocess.Popen([*BENCH, "leaderboard", "--db", f"sqlite:///{db}", "--port", str(port), *flags],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        for _ in range(240):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as answer:
+                    if answer.read() == b"ok":
+                        break
+            except OSError:
+                pass
+            assert proc.poll() is None, proc.stderr.read()
+            time.sleep(0.5)
+        if "--verbose" in flags:  # the banner comes once the server runs: wait for it rather than for a time
+            line = ""
+            while "You can now view" not in line:
+                line = proc.stdout.readline()
+                assert line, "streamlit's banner never came"
+    finally:
+        proc.terminate()
+        out, err = proc.communicate(timeout=60)
+    return out, err
+
+
+def test_leaderboard_is_quiet_unless_verbose(tmp_path):
+    db = tmp_path / "lb.db"
+    bench("db", "upgrade", db=db, check=0)
+    out, err = _serve_leaderboard(db)
+    assert "leaderboard on http://127.0.0.1:" in err  # our own line says where
+    assert "You can now view" not in out + err and "Uvicorn" not in out + err and "INFO" not in out + err
+    out, err = _serve_leaderboard(db, "--verbose")
+    assert "Uvicorn server started" in out + err
+
+
+def test_jobs_uses_the_address_the_last_submit_used(tmp_path, monkeypatch):
+    from app import cluster
+
+    monkeypatch.setenv("BENCH_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("RAY_API_SERVER_ADDRESS", raising=False)
+    assert cluster.resolve_address(None) == cluster.DEFAULT_ADDRESS  # nothing remembered yet
+    cluster.remember_address("http://127.0.0.1:1")
+    assert (tmp_path / "ray_address").read_text() == "http://127.0.0.1:1\n"
+    assert cluster.resolve_address(None) == "http://127.0.0.1:1" and cluster.resolve_address("http://h:2") == "http://h:2"
+    env = {"BENCH_CACHE_DIR": str(tmp_path)}
+    proc = run_bench("jobs", env=env, unset=("RAY_API_SERVER_ADDRESS",))
+    assert proc.returncode == 2 and "cannot reach the Ray job API at http://127.0.0.1:1" in proc.stderr  # not 8265
+    cluster.remember_address("http://admin:hunter2@127.0.0.1:1")  # a secret is never written
+    assert "hunter2" not in (tmp_path / "ray_address").read_text()
+    proc = run_bench("jobs", env=env, unset=("RAY_API_SERVER_ADDRESS",))
+    assert proc.returncode == 2 and "had a secret, which is never stored: give --address" in proc.stderr
+    assert "hunter2" not in proc.stderr
+
+
+def test_a_submission_without_a_shared_store_names_every_store_that_works(tmp_path):
+    proc = run_bench("submit", "--address", "http://127.0.0.1:1", "--", "list", "methods", cwd=tmp_path,
+                     unset=("BENCH_DB_URL",))
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
+    for store in ("needs a shared database, not 'sqlite:///bench.db'", "PostgreSQL", "postgresql+psycopg://",
+                  "any SQLAlchemy PostgreSQL URL the cluster reaches", "absolute SQLite path (sqlite:////"):
+        assert store in proc.stderr
+
+
 def _alpacaeval_annotations(tmp_path):
     """Three models and the baseline on 30 instructions, as preferences.csv and as AlpacaEval annotations.json."""
     import json

@@ -89,13 +89,17 @@ def _bench(*args, env=None, timeout=300):
     return run_bench(*args, cwd=ROOT, env=env, timeout=timeout)
 
 
-def test_submitted_grid_runs_on_the_cluster_and_lands_in_postgres(ray_head, pg_url):
+def test_submitted_grid_runs_on_the_cluster_and_lands_in_postgres(ray_head, pg_url, tmp_path):
+    cache = {"BENCH_CACHE_DIR": str(tmp_path)}  # where submit leaves its address for jobs
     sent = _bench("submit", "--address", ray_head, "--python", sys.executable, "--db", pg_url, "--",
-                  "grid", "-m", "sgd", "-m", "pcsgd", "-t", "performative", "--set", "T=2000", "--seeds", "0-2")
+                  "grid", "-m", "sgd", "-m", "pcsgd", "-t", "performative", "--set", "T=2000", "--seeds", "0-2",
+                  env=cache)
     assert sent.returncode == 0, sent.stderr
     job = sent.stdout.strip()
-    assert job.startswith("raysubmit_") and f"submitted {job}" in sent.stderr
-    followed = _bench("jobs", "--address", ray_head, job, "--follow", timeout=600)
+    assert job.startswith("raysubmit_") and (sent.stdout + sent.stderr).count(job) == 1  # the id, once
+    assert "submitted" in sent.stderr and not [line for line in sent.stderr.splitlines()
+                                               if " INFO " in line or " WARNING " in line]  # Ray's: --verbose only
+    followed = _bench("jobs", job, "--follow", timeout=600, env=cache)  # no --address: the one submit used
     assert followed.returncode == 0, followed.stdout[-3000:] + followed.stderr
     assert f"job {job}: SUCCEEDED" in followed.stderr and "6 done" in followed.stdout  # the grid's own summary
     listed = _bench("jobs", "--address", ray_head)
@@ -140,6 +144,7 @@ def test_submission_errors_are_one_line(ray_head):
     relative = _bench("submit", "--address", ray_head, "--db", "sqlite:///bench.db", "--", "grid", "-m", "sgd", "-t",
                       "performative")
     assert relative.returncode == 2 and "needs a shared database" in relative.stderr
+    assert "PostgreSQL" in relative.stderr and "absolute SQLite path" in relative.stderr  # every store that works
     nowhere = _bench("submit", "--address", "http://127.0.0.1:1", "--db", "postgresql+psycopg://u@127.0.0.1/b", "--",
                      "list", "methods")
     assert nowhere.returncode == 2 and nowhere.stderr.startswith("error: cannot reach the Ray job API at http://127.0.0.1:1")

@@ -266,6 +266,7 @@ def test_submitted_job_carries_the_password_in_a_private_file(secret_url, monkey
     monkeypatch.setattr(sys, "argv", ["bench", "submit", "--address", "http://head:8265", "--db", url, "--",
                                       "grid", "-m", "sgd", "-t", "performative"])
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BENCH_CACHE_DIR", str(tmp_path / "cache"))  # where submit leaves its address for jobs
     with pytest.raises(SystemExit) as ended:
         cli.main()
     out, err = capsys.readouterr()
@@ -277,6 +278,7 @@ def test_submitted_job_carries_the_password_in_a_private_file(secret_url, monkey
     assert make_url(env_vars["BENCH_DB_URL"]) == make_url(url)._replace(password=None)
     assert job["secret"] == password and job["secret_mode"] == 0o600
     assert job["runtime_env"]["working_dir"] == str(tmp_path) and not job["secret_path"].exists()  # gone after upload
+    assert (tmp_path / "cache" / "ray_address").read_text() == "http://head:8265\n"  # for bench jobs
     # the job's side: the URL from its env and the password from the file in its working directory
     job["secret_path"].write_text(password)
     monkeypatch.setenv("BENCH_DB_URL", env_vars["BENCH_DB_URL"])

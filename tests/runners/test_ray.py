@@ -230,6 +230,7 @@ def test_cli_grid_on_ray_shows_progress_and_stores_runs(tmp_path):
                          timeout=300)
     assert cli.returncode == 0, cli.stderr
     assert "3/3" in cli.stderr and "pending=0 running=0" in cli.stderr and "cells: 3 done" in cli.stderr
+    assert not [line for line in cli.stderr.splitlines() if " INFO " in line or " WARNING " in line]  # --verbose
     runs = Store.open(url).runs()
     assert len(runs) == 3 and {(r.status, r.runner) for r in runs} == {("done", "ray")}
     again = subprocess.run([sys.executable, "-m", "bench", "grid", "-m", "sgd", "-t", "performative", "--set", "T=2000",
