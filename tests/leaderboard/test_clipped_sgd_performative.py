@@ -22,8 +22,9 @@ def test_claims_file_is_valid_and_complete():
     # controls: sgd at β = 0.05, Opt / Non-Opt at β = 0.1 (a = 1, b = 2), the ε sweep's plateau at ε = 10, 100, 1000
     # and the positive controls' nulls, PCSGD at c = 10 (β = 0.01, 0.05); + the credited methods switched off: dicesgd
     # without error feedback (C2 = 1e-300) at β = 0.01, 0.05 and pcsgd_optimal_step as pcsgd_nonoptimal_step at the
-    # ε sweep's ε = 0.001 ... 1 (β = 0.1, a = 1, b = 10); pcsgd at c = 10⁶ is the positive controls' cells already
-    assert len(paper_cells(paper, registry)) == (23 + 2 + 4) * 20
+    # ε sweep's ε = 0.001 ... 1 (β = 0.1, a = 1, b = 10); pcsgd at c = 10⁶ is the positive controls' cells already;
+    # + SGD with its privacy noise (ε = 0.01, β = 0.01) for plot-sgd-no-convergence (its control, SGD at σ = 0.1, ran)
+    assert len(paper_cells(paper, registry)) == (23 + 2 + 4 + 1) * 20
 
 
 def _verdicts(stdout: str) -> dict[str, str]:
