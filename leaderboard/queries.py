@@ -331,6 +331,13 @@ def leaderboard_rows(store: Store, registry: Registry, task: str | None = None, 
     return dict(sorted(board.items()))
 
 
+def stored_names(store: Store, kind: str) -> list[str]:
+    """The methods or tasks (kind "method" or "task") the store has runs of, registered or not."""
+    column = Run.method if kind == "method" else Run.task
+    with store.engine.connect() as connection:
+        return sorted(connection.execute(select(column).distinct()).scalars())
+
+
 def hardware_kinds(store: Store) -> list[str]:
     with store.engine.connect() as connection:
         return sorted(connection.execute(select(Run.hardware).distinct()).scalars())

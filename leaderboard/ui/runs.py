@@ -65,7 +65,9 @@ def runs_page(url: str) -> None:
     reg, any_ = registry(), "any"
     cols = st.columns(4)
     filters = {}
-    for col, (name, allowed) in zip(cols, (("method", reg.names("method")), ("task", reg.names("task")),
+    known = {kind: sorted({*reg.names(kind), *queries.stored_names(store(url), kind)})  # a name whose file is gone
+             for kind in ("method", "task")}                                           # still has its runs here
+    for col, (name, allowed) in zip(cols, (("method", known["method"]), ("task", known["task"]),
                                           ("status", STATUSES), ("hardware", queries.hardware_kinds(store(url))))):
         options = [any_, *allowed]
         value = choice(name, options, default=any_)

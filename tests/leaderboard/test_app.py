@@ -160,10 +160,11 @@ def test_single_seeds_and_references_are_not_ranked_and_ties_share_a_rank():
 
 def _renamed(url, tmp_path, sql: str) -> str:
     """A copy of the store at `url` with `sql` applied: runs of a method or task whose file is gone."""
-    import shutil
+    import sqlite3
 
     copy = tmp_path / "renamed.db"
-    shutil.copy(url.removeprefix("sqlite:///"), copy)
+    with sqlite3.connect(url.removeprefix("sqlite:///")) as source, sqlite3.connect(copy) as target:
+        source.backup(target)  # with what the write-ahead log still holds
     with Store.open(f"sqlite:///{copy}").engine.begin() as connection:
         connection.execute(text(sql))
     return f"sqlite:///{copy}"
@@ -213,6 +214,8 @@ def test_a_task_no_longer_registered_is_a_note(url, monkeypatch, tmp_path):
     app = _run(gone, monkeypatch, view="task", task="gone_task")
     assert "'gone_task' has stored runs but is no longer registered" in app.warning[0].value
     assert "?view=runs&amp;task=gone_task" in _text(app)
+    runs = _run(gone, monkeypatch, view="runs", task="gone_task")  # the link: its runs, though the task is gone
+    assert set(runs.dataframe[0].value["task"]) == {"gone_task"} and len(runs.dataframe[0].value) == 4
 
 
 @pytest.mark.parametrize("view", ["overview", "task", "paper", "runs"])
