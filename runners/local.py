@@ -184,12 +184,14 @@ M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4  # glibc's mallopt parameters (malloc.h)
 def keep_freed_memory() -> bool:
     """Have glibc's malloc keep what this process frees for its next allocation, never giving it back to the kernel.
 
-    For a forked cell, which exits after its one cell. By default glibc returns every block over its mmap threshold
-    (at most 32 MiB) to the kernel when it is freed, and trims the heap's top, so a training loop that allocates the
-    same activations step after step takes them back as fresh pages the kernel must fault in and zero: 865k minor
-    faults and 1.6 s of system time in a 40 s label-smoothing pre-training, 62k and 0.25 s when kept (the cell 5 %
-    faster). Where a block lives changes no number: torch aligns its buffers to 64 bytes and numpy's to 16 either
-    way (the full reproduction's metrics compared run by run: README). False where the C library is not glibc.
+    For a forked worker, which exits with its grid (a reused worker keeps its largest cell's memory until then; the
+    language-model cells, the large ones, each get a fresh process). By default glibc returns every block over its
+    mmap threshold (at most 32 MiB) to the kernel when it is freed, and trims the heap's top, so a training loop that
+    allocates the same activations step after step takes them back as fresh pages the kernel must fault in and
+    zero: 865k minor faults and 1.6 s of system time in a 40 s label-smoothing pre-training, 62k and 0.25 s when
+    kept (the cell 5 % faster). Where a block lives changes no number: torch aligns its buffers to 64 bytes and
+    numpy's to 16 either way (the full reproduction's metrics compared run by run: README). False where the C
+    library is not glibc.
     """
     if not sys.platform.startswith("linux"):
         return False
