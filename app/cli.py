@@ -717,7 +717,8 @@ def reproduce(
                                               "cells run only when asked: they need a GPU and hub "
                                               "models.")] = Scale.cpu,
     allow_cpu: AllowCpuOption = False,
-    seeds: Annotated[Optional[int], typer.Option(help="Seeds per cell (default: each claim's own).")] = None,
+    seeds: Annotated[Optional[int], typer.Option(help="Seeds per cell (default: each claim's own).",
+                                                    click_type=ASCII_INT)] = None,
     controls: Annotated[bool, typer.Option("--controls", help="Also run each claim's negative control (the cells "
                                                                "where it must not hold).")] = False,
     lock: Annotated[bool, typer.Option("--lock", help="Write each paper's verdict lock, leaderboard/verdicts/<slug>"
