@@ -4,8 +4,8 @@ import subprocess
 
 from tests.helpers import run_bench
 
-VERDICTS = ("not reproduced", "reproduced", "partially", "uninformative", "inconclusive", "not run",
-            "insufficient seeds")  # longest first
+VERDICTS = ("not reproduced", "reproduced", "partially", "underpowered", "uninformative", "inconclusive",
+            "no-harm holds", "no-harm fails", "not run", "insufficient seeds")  # longer names first
 
 
 def bench(*args: str, db, timeout: int = 1800, env: dict | None = None) -> subprocess.CompletedProcess:
