@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tasks.urban import INDICATORS, TwoCityResult, regression_metrics
-from tests.tasks._claimed import OUTPUT, claimed_metrics, claimed_scores, pairs, solved
+from tests.tasks._claimed import OUTPUT, claimed_metrics, claimed_scores, pairs, solved_or_skip
 
 FAMILY = "urban"
 HOW = {"mae": OUTPUT, "r2": OUTPUT, **{f"mae_{i}": OUTPUT for i in INDICATORS}}
@@ -23,7 +23,7 @@ def test_every_claimed_metric_is_audited():
 
 @pytest.mark.parametrize("method, task", pairs(FAMILY))
 def test_the_claimed_metrics_are_the_predictions_errors_on_the_hidden_labels(method, task):
-    problem, result = solved(method, task)
+    problem, result = solved_or_skip(method, task)  # the latent oracle skips the real cities: no latent truth
     scores = claimed_scores(FAMILY, problem, result)
     per = [regression_metrics(problem.target.labels[:, k], np.asarray(result.predictions)[:, k])
            for k in range(len(INDICATORS))]
