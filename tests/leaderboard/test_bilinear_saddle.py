@@ -41,6 +41,8 @@ def test_one_claim_end_to_end(tmp_path):
         run = bench("run", "-m", "extragradient", "-t", "saddle_coupling_curvature", "--seeds", "0-2", *config, db=db)
         assert run.returncode == 0, run.stderr[-2000:]
     verdicts = _verdicts(bench("claims", "--paper", PAPER, db=db).stdout)
-    assert verdicts["new-class-linear-fit-eg"] == "reproduced"
+    # the fit's R² over 3 seeds, 0.9974 with a 95 % interval [0.988, 1.007] that straddles its bound 0.99: the same
+    # verdict as the paper's lock, decided by its interval
+    assert verdicts["new-class-linear-fit-eg"] == "underpowered"
     assert verdicts["new-class-linear-fit-bgk"] == "not run"
     assert verdicts["new-class-linear-convergence"] == "not run"
