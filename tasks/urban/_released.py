@@ -21,6 +21,18 @@ def city_files(data_dir: str, city: str) -> dict[str, Path]:
     return files
 
 
+def mobility_weights(files: dict[str, Path]) -> tuple[pd.DataFrame, np.ndarray]:
+    """The .geo table and the (n, n) mobility weights of the .mob file, in .geo's region order."""
+    geo = pd.read_csv(files["geo"])
+    index = {gid: i for i, gid in enumerate(geo["geo_id"])}
+    weights = np.zeros((len(index), len(index)))
+    mob = pd.read_csv(files["mob"])[["origin_id", "destination_id", "mobility_weight"]]
+    for origin, dest, weight in mob.itertuples(index=False):
+        if origin in index and dest in index:  # get_dataset.py skips ids not in .geo
+            weights[index[origin], index[dest]] = weight
+    return geo, weights
+
+
 def load_city(data_dir: str, city: str) -> City:
     """One city: regions in `.geo` order, `.mob` edge weights, the OD matrix, the three indicator files."""
     files = city_files(data_dir, city)
@@ -29,14 +41,8 @@ def load_city(data_dir: str, city: str) -> City:
         raise ValueError(f"data_dir {data_dir!r}, city {city!r}: missing {', '.join(missing)}; expected the released "
                          "AIMUrban/CoRE raw_data layout <data_dir>/<city>/regionmap_<city>/regionmap_<city>.{geo,mob}, "
                          "<data_dir>/<city>/region_od_flow_<city>_11.npy and {population,gdp,co2}_<city>_sum.npy")
-    geo = pd.read_csv(files["geo"])
-    index = {gid: i for i, gid in enumerate(geo["geo_id"])}
-    n = len(index)
-    graph = np.zeros((n, n))
-    mob = pd.read_csv(files["mob"])[["origin_id", "destination_id", "mobility_weight"]]
-    for origin, dest, weight in mob.itertuples(index=False):
-        if origin in index and dest in index:  # get_dataset.py skips ids not in .geo
-            graph[index[origin], index[dest]] = weight
+    geo, graph = mobility_weights(files)
+    n = len(graph)  # the regions of .geo (its distinct ids)
     np.fill_diagonal(graph, 0.0)  # GATConv removes self loops and adds its own (the encoder's job)
     od = np.asarray(np.load(files["od"]), float)
     labels = np.stack([np.asarray(np.load(files[ind]), float).reshape(-1) for ind in INDICATORS], axis=1)

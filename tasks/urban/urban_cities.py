@@ -30,12 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from bench.context import RunContext
 from bench.registry import task
 from tasks.urban import INDICATORS, City, TwoCityProblem
-from tasks.urban._released import NON_FEATURES  # identifiers and geometry, not attributes
+from tasks.urban._released import NON_FEATURES, mobility_weights  # NON_FEATURES: ids and geometry
 
 CITIES = ("bj", "cd", "xa")
 RELEASED_PAIRS = (("bj", "xa"), ("cd", "bj"), ("cd", "xa"))   # the directories of the release's save_emb/
@@ -86,14 +85,8 @@ def load_city(data: str, city: str) -> City:
     missing = [str(p) for p in files.values() if not p.is_file()]
     if missing:
         raise ValueError(f"task.data {data!r}, city {city!r}: missing {', '.join(missing)}")
-    geo = pd.read_csv(files["geo"])
-    index = {gid: i for i, gid in enumerate(geo["geo_id"])}
-    n = len(index)
-    weights = np.zeros((n, n))
-    mob = pd.read_csv(files["mob"])[["origin_id", "destination_id", "mobility_weight"]]
-    for origin, dest, weight in mob.itertuples(index=False):
-        if origin in index and dest in index:  # get_dataset.py skips ids not in .geo
-            weights[index[origin], index[dest]] = weight
+    geo, weights = mobility_weights(files)
+    n = len(weights)  # the regions of .geo (its distinct ids)
     od_file = raw / city / f"region_od_flow_{city}_11.npy"
     od = np.asarray(np.load(od_file), float) if od_file.is_file() else weights.copy()
     graph = weights.copy()
