@@ -13,9 +13,9 @@ import os
 import re
 import stat
 import time
-from datetime import datetime, timezone
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Iterable, Mapping
 
 from sqlalchemy import create_engine, event, inspect, select, text
 from sqlalchemy.engine import Engine, make_url
@@ -26,6 +26,7 @@ from bench import provenance
 from bench.errors import BenchError, mask_secrets
 from bench.models import CurvePoint, Environment, MetricValue, Run
 from bench.spec import RunRecord
+from bench.sql import current_done, dialect_insert, save_batch
 
 DEFAULT_URL = "sqlite:///bench.db"
 SCHEMA_HEAD = "0007_preference_sft_model"  # newest Alembic revision; tests check it matches the scripts
@@ -308,7 +309,7 @@ class Store:
         self.retry_s: float | None = None  # seconds saves retry through an outage (None: BENCH_STORE_RETRY_S or 60)
 
     @classmethod
-    def open(cls, url: str | None = None, create: bool = True, readonly: bool = False) -> "Store":
+    def open(cls, url: str | None = None, create: bool = True, readonly: bool = False) -> Store:
         """Open and check a store; `readonly` (the web app) writes nothing, not even the WAL switch."""
         create = create and not readonly
         engine = make_engine(resolve_url(url))
@@ -356,7 +357,7 @@ class Store:
             with self.engine.begin() as connection:
                 # insert-if-absent by the unique fingerprint, then read: several drivers starting at
                 # once on one database race here, and the database's uniqueness settles it
-                insert = _dialect_insert(connection)(Environment.__table__).values(**env, created_at=_now())
+                insert = dialect_insert(connection)(Environment.__table__).values(**env, created_at=_now())
                 connection.execute(insert.on_conflict_do_nothing(index_elements=["fingerprint"]))
                 found = connection.execute(select(Environment.id)
                                            .where(Environment.fingerprint == env["fingerprint"])).scalar()
@@ -365,20 +366,9 @@ class Store:
 
     def done_keys(self, keys: Iterable[str], versions: Mapping[str, int] | None = None) -> set[str]:
         """The keys with a done run; with `versions` ({run_key: task version now}), only runs of that version
-        (bench.writes.is_current: a run of an older task version is stale)."""
-        from bench.writes import is_current
-
-        keys, versions = list(keys), versions or {}
-        done: set[str] = set()
+        (bench.sql.is_current: a run of an older task version is stale)."""
         with self.engine.connect() as connection:
-            for start in range(0, len(keys), 500):
-                chunk = keys[start:start + 500]
-                # status is filtered here, not in SQL: with it in the WHERE clause SQLite may pick the
-                # status index (every run is 'done') over the unique run_key index: 30 ms a query
-                rows = connection.execute(select(Run.run_key, Run.status, Run.task_version)
-                                          .where(Run.run_key.in_(chunk)))
-                done.update(key for key, status, version in rows if is_current(status, version, versions.get(key)))
-        return done
+            return current_done(connection, list(keys), versions)
 
     def save(self, record: RunRecord, runner: str, force: bool = False) -> bool:
         """Insert or replace this cell's run with its metrics and curves, in one transaction.
@@ -386,8 +376,6 @@ class Store:
         A stored `done` run is kept (the record dropped, False returned) unless `force`. Drivers
         save through bench.writes.Writer, which batches these and retries through outages.
         """
-        from bench.writes import save_batch
-
         kept = save_batch(self.engine, [(record, runner)], [self.environment_id(record.machine)], self._code_version,
                           force=force)
         return not kept
@@ -433,16 +421,5 @@ class Store:
             return int(connection.execute(text("SELECT COUNT(*) FROM runs")).scalar())
 
 
-def _dialect_insert(connection):
-    name = connection.dialect.name
-    if name == "sqlite":
-        from sqlalchemy.dialects.sqlite import insert
-    elif name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        raise BenchError(f"database dialect {name!r} is not supported; use SQLite or PostgreSQL")
-    return insert
-
-
 def _now() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
+    return datetime.now(UTC).replace(tzinfo=None)

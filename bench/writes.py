@@ -13,8 +13,8 @@ record is dropped and counted.
 
 Batches. Finished cells are saved in one transaction at most every 0.5 s or per 200 records,
 not one transaction per run; the runners close the writer in `finally`, so Ctrl-C loses nothing.
-Each batch transaction holds the store's write lock (SQLite: BEGIN IMMEDIATE; PostgreSQL: a
-transaction-level advisory lock), so its read-then-write is atomic against every other driver.
+The statements themselves (the batch save, the write lock it holds, the dialect inserts) are
+bench/sql.py's, which the Store uses too.
 
 Outages. A claim, save or heartbeat that fails because the database cannot be reached is
 retried with backoff for `retry_s` (default 60 s; `BENCH_STORE_RETRY_S`, `--store-retry`); then
@@ -24,8 +24,7 @@ dropped while it waits, and a retried batch is idempotent (keyed by run_key), so
 
 from __future__ import annotations
 
-import hashlib
-import json
+import errno
 import math
 import os
 import re
@@ -33,20 +32,18 @@ import socket
 import sys
 import time
 import uuid
-from datetime import datetime, timezone
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from bench.errors import BenchError, EnvironmentFault, mask_secrets
-from bench.models import CurvePoint, Lease, MetricValue, Run
+from bench.models import Lease
 from bench.spec import RunRecord
+from bench.sql import cell_keys, current_done, dialect_insert, keys_in, save_batch, write_lock
 
 DEFAULT_RETRY_S = 60.0
 DEFAULT_TTL_S = 60.0
 FLUSH_S, FLUSH_RUNS = 0.5, 200
-CHUNK = 500  # keys per IN (...) list
-SAVE_LOCK = 7242026  # PostgreSQL advisory lock key of the batch transactions (7242025: migrations)
 
 
 def retry_budget(value: float | None = None) -> float:
@@ -92,8 +89,6 @@ _NO_MEMORY = ("out of memory", "cannot allocate memory")
 def environment_fault(exc: BaseException) -> str | None:
     """'disk full' or 'out of memory' when `exc` is that fault of the machine (SQLite's SQLITE_FULL, PostgreSQL's
     53100/53200, ENOSPC, EDQUOT, ENOMEM, MemoryError), else None."""
-    import errno
-
     if isinstance(exc, MemoryError):
         return "out of memory"
     if isinstance(exc, OSError) and not isinstance(exc, DBAPIError):
@@ -118,58 +113,26 @@ def is_outage(exc: BaseException, dialect: str) -> bool:
     return isinstance(exc, (OperationalError, InterfaceError))
 
 
-def _keys_in(column, keys: list[str]):
-    for start in range(0, len(keys), CHUNK):
-        yield column.in_(keys[start:start + CHUNK])
-
-
-def _write_lock(connection) -> None:
-    """Take the store's write lock for this transaction (released at commit or rollback)."""
-    if connection.dialect.name == "sqlite":
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
-    elif connection.dialect.name == "postgresql":
-        connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({SAVE_LOCK})")
-
-
-def is_current(status: str, stored_version: int, wanted_version: int | None) -> bool:
-    """A stored run counts as done only when it finished under the task version the code declares now: a task
-    whose version was raised (its world or its scoring changed) makes its older runs stale, to be run again."""
-    return status == "done" and (wanted_version is None or stored_version == wanted_version)
-
-
-def _done(connection, keys: list[str], versions: dict[str, int] | None = None) -> set[str]:
-    """The keys with a current done run (`versions`: {run_key: task version now}; None accepts any)."""
-    versions = versions or {}
-    done: set[str] = set()
-    for clause in _keys_in(Run.run_key, keys):
-        # status filtered here, not in SQL, so SQLite uses the unique run_key index (see Store.done_keys)
-        rows = connection.execute(select(Run.run_key, Run.status, Run.task_version).where(clause))
-        done.update(k for k, s, v in rows if is_current(s, v, versions.get(k)))
-    return done
-
-
 def claim(engine, keys: list[str], owner: str, ttl_s: float, force: bool,
           versions: dict[str, int] | None = None) -> tuple[set[str], set[str]]:
     """Lease the free cells among `keys`: returns (claimed, already done). Others are leased elsewhere."""
-    from bench.store import _dialect_insert
-
     now = time.time()
     with engine.begin() as connection:
-        _write_lock(connection)
-        for clause in _keys_in(Lease.run_key, keys):
+        write_lock(connection)
+        for clause in keys_in(Lease.run_key, keys):
             connection.execute(delete(Lease).where(clause, Lease.heartbeat < now - ttl_s))
             held = connection.execute(select(Lease.run_key, Lease.owner).where(clause, Lease.owner != owner)).all()
             dead = [k for k, o in held if _dead_here(o)]
             if dead:
                 connection.execute(delete(Lease).where(Lease.run_key.in_(dead)))
-        done = set() if force else _done(connection, keys, versions)
+        done = set() if force else current_done(connection, keys, versions)
         free = [k for k in keys if k not in done]
         if free:
-            insert = _dialect_insert(connection)(Lease.__table__)
+            insert = dialect_insert(connection)(Lease.__table__)
             connection.execute(insert.on_conflict_do_nothing(index_elements=["run_key"]),
                                [{"run_key": k, "owner": owner, "heartbeat": now, "acquired": now} for k in free])
         claimed: set[str] = set()
-        for clause in _keys_in(Lease.run_key, free):
+        for clause in keys_in(Lease.run_key, free):
             claimed.update(connection.execute(select(Lease.run_key).where(clause, Lease.owner == owner)).scalars())
     return claimed, done
 
@@ -182,112 +145,6 @@ def heartbeat(engine, owner: str) -> None:
 def release(engine, owner: str) -> None:
     with engine.begin() as connection:
         connection.execute(delete(Lease).where(Lease.owner == owner))
-
-
-def cell_keys(cell) -> tuple[str, str]:
-    """(run_key, setting_key) of a cell, equal to Cell.run_key and Cell.setting_key: a cell of plain JSON values is
-    serialised once, straight (bench.spec's canonical form walks every value first, twice a cell: a third of a
-    batch's time); anything else (numpy scalars, other mappings) goes through bench.spec."""
-    try:  # json.dumps(..., sort_keys=True, separators=(",", ":")) of both dicts, each part serialised once
-        hardware, method, method_config, task, task_config = (
-            _dumps(v) for v in (cell.hardware, cell.method, cell.method_config, cell.task, cell.task_config))
-        seed = int(cell.seed)
-    except (TypeError, ValueError):
-        return cell.run_key, cell.setting_key
-    head = f'{{"hardware":{hardware},"method":{method},"method_config":{method_config},'
-    tail = f'"task":{task},"task_config":{task_config}}}'
-    return (hashlib.sha256(f'{head}"seed":{seed},{tail}'.encode()).hexdigest(),
-            hashlib.sha256(f"{head}{tail}".encode()).hexdigest())
-
-
-def _dumps(value) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
-
-
-def _row(record: RunRecord, runner: str, environment_id: int, code_version: str, key: str | None = None,
-         setting: str | None = None) -> dict:
-    cell = record.cell
-    started = (datetime.fromtimestamp(record.started_at, timezone.utc).replace(tzinfo=None)
-               if record.started_at else None)
-    return dict(
-        run_key=key or cell_keys(cell)[0], setting_key=setting or cell_keys(cell)[1], method=cell.method,
-        method_config=dict(cell.method_config),
-        task=cell.task, task_version=record.task_version, task_config=dict(cell.task_config), seed=int(cell.seed),
-        hardware=cell.hardware, status=record.status, error=_masked(record.error), started_at=started,
-        finished_at=datetime.now(timezone.utc).replace(tzinfo=None), wall_s=record.wall_s,
-        cpu_s=record.cpu_s, peak_mem_mb=record.peak_mem_mb, runner=runner, environment_id=environment_id,
-        code_version=code_version, log=_masked(record.log),
-    )
-
-
-def _masked(text: str | None) -> str | None:
-    """A stored error or log with every URL's secrets masked (a traceback may quote a store's URL)."""
-    return text if text is None else mask_secrets(text)
-
-
-def save_batch(engine, records: list[tuple[RunRecord, str]], environment_ids: list[int], code_version: str,
-               force: bool = False, owner: str | None = None, keys: list[str] | None = None,
-               setting_keys: list[str] | None = None) -> set[str]:
-    """Save (record, runner) pairs in one transaction; releases `owner`'s leases on them.
-
-    `environment_ids`: each record's provenance row (where it ran).
-
-    `keys`, if given, are the records' run_keys (a sha256 of the canonical cell: computed once).
-    Returns the run_keys not written because a `done` run was already stored (never without force).
-    """
-    from bench.store import _dialect_insert
-
-    if keys is None or setting_keys is None:
-        keys, setting_keys = map(list, zip(*(cell_keys(record.cell) for record, _ in records)))
-    settings = dict(zip(keys, setting_keys))
-    environments = dict(zip(keys, environment_ids))
-    latest = dict(zip(keys, records))  # one row per run_key: the last
-    keys = list(latest)
-    with engine.begin() as connection:
-        _write_lock(connection)
-        if owner:
-            for clause in _keys_in(Lease.run_key, keys):
-                connection.execute(delete(Lease).where(clause, Lease.owner == owner))
-        # a stored done run is kept, unless it ran under another task version than this record (stale)
-        versions = {k: latest[k][0].task_version for k in keys if latest[k][0].task_version}
-        kept = set() if force else _done(connection, keys, versions)
-        write = [k for k in keys if k not in kept]
-        if not write:
-            return kept
-        for clause in _keys_in(MetricValue.run_key, write):
-            connection.execute(delete(MetricValue).where(clause))
-        for clause in _keys_in(CurvePoint.run_key, write):
-            connection.execute(delete(CurvePoint).where(clause))
-        rows = [_row(*latest[k], environments[k], code_version, k, settings[k]) for k in write]
-        insert = _dialect_insert(connection)(Run.__table__)
-        columns = [c for c in rows[0] if c != "run_key"]
-        connection.execute(insert.on_conflict_do_update(index_elements=["run_key"],
-                                                        set_={c: insert.excluded[c] for c in columns}), rows)
-        _bulk_insert(connection, "metrics", ("run_key", "name", "value"),
-                     [(k, name, float(value)) for k in write for name, value in latest[k][0].metrics.items()])
-        _bulk_insert(connection, "curves", ("run_key", "name", "step", "value"),
-                     [(k, name, int(step), float(value))
-                      for k in write for name, curve in latest[k][0].curves.items() for step, value in curve])
-    return kept
-
-
-def _bulk_insert(connection, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
-    """Plain rows into `table`, inside the batch's transaction, through the driver itself: SQLite's executemany,
-    PostgreSQL's COPY (psycopg); SQLAlchemy's per-row parameter processing took most of a batch's time."""
-    if not rows:
-        return
-    dialect, driver = connection.dialect.name, connection.dialect.driver
-    raw = connection.connection.driver_connection
-    names = ", ".join(columns)
-    if dialect == "sqlite":
-        raw.executemany(f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * len(columns))})", rows)
-    elif dialect == "postgresql" and driver == "psycopg":
-        with raw.cursor() as cursor, cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row(row)
-    else:
-        model = {"metrics": MetricValue, "curves": CurvePoint}[table]
-        connection.execute(model.__table__.insert(), [dict(zip(columns, row)) for row in rows])
 
 
 class Writer:
@@ -395,7 +252,7 @@ class Writer:
         return (f"{why}: {self.saved} finished cells of this run are stored, {len(self.pending)} finished but not "
                 f"saved will run again; {advice}rerun the same command to resume (cells done are skipped)")
 
-    def __enter__(self) -> "Writer":
+    def __enter__(self) -> Writer:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -27,8 +27,9 @@ sys.path.insert(0, str(ROOT))
 
 from bench.models import CurvePoint, MetricValue, Run  # noqa: E402
 from bench.spec import Cell, RunRecord  # noqa: E402
-from bench.store import Store, _dialect_insert  # noqa: E402
-from bench.writes import Writer, _row  # noqa: E402
+from bench.sql import dialect_insert, run_row  # noqa: E402
+from bench.store import Store  # noqa: E402
+from bench.writes import Writer  # noqa: E402
 
 TARGETS = {"sqlite": 2.0, "postgresql": 5.0}
 
@@ -46,9 +47,9 @@ def records(n: int, tag: str) -> list[RunRecord]:
 def save_one_old(store: Store, record: RunRecord) -> None:
     """The store's save before batching: one transaction per run."""
     key = record.cell.run_key
-    values = _row(record, "local", store.environment_id(), store._code_version)
+    values = run_row(record, "local", store.environment_id(), store._code_version)
     with store.engine.begin() as connection:
-        insert = _dialect_insert(connection)(Run.__table__).values(**values)
+        insert = dialect_insert(connection)(Run.__table__).values(**values)
         connection.execute(insert.on_conflict_do_update(index_elements=["run_key"],
                                                         set_={k: v for k, v in values.items() if k != "run_key"}))
         connection.execute(delete(MetricValue).where(MetricValue.run_key == key))

@@ -15,8 +15,9 @@ from sqlalchemy import text
 from bench.errors import BenchError
 from bench.models import Lease
 from bench.spec import Cell, RunRecord
+from bench.sql import save_batch
 from bench.store import SCHEMA_HEAD, Store, schema_state
-from bench.writes import Writer, claim, retry_budget, save_batch
+from bench.writes import Writer, claim, retry_budget
 from tests.pg import pg_server_url, pg_url, private_pg  # noqa: F401 - fixtures
 
 
@@ -285,7 +286,7 @@ def test_the_writers_keys_are_the_cells_own():
     bench.spec's own for what only it handles (numpy scalars)."""
     import numpy as np
 
-    from bench.writes import cell_keys
+    from bench.sql import cell_keys
 
     cells = [Cell("m", "t", 3, {"c": 1.0, "l": (1, 2), "n": None, "b": True, "s": "x", "d": {"z": 1, "a": [1.5]}},
                   {"beta": 0.01}, "cuda:a100"),
