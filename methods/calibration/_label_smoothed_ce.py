@@ -12,8 +12,9 @@ exactly `F.cross_entropy(e @ C.T, y, label_smoothing=β, ignore_index=-100, redu
 of the β/V term: the uniform part includes the true class, so the target coefficient is 1 − β + β/V (the
 paper's fused kernel writes 1 − β − β/V, a bug noted in docs/papers/label-smoothing-calibration.md; not copied here).
 
-`label_smoothed_ce` dispatches: the Triton kernel (methods/calibration/_label_smoothed_ce_triton.py) for CUDA
-tensors in float32 / bfloat16 / float16, otherwise this module's chunked pure-torch version:
+`label_smoothed_ce` dispatches: the Triton kernel (methods/calibration/_label_smoothed_ce_triton.py, imported only
+when it is chosen) for CUDA tensors in float32 / bfloat16 / float16, otherwise this module's chunked pure-torch
+version (both reduce as methods/calibration/_ce_reduction.py does):
 * forward: a loop over vocabulary chunks of K rows of C; each chunk's logits (N, K) give an online
   log-sum-exp, the target logit and the running Σ_v z_v; only lse (N floats) is kept for backward;
 * backward: recomputation, chunk by chunk: d = softmax − β/V − (1 − β)·onehot, scaled by the incoming
@@ -26,7 +27,8 @@ from __future__ import annotations
 
 import torch
 
-REDUCTIONS = ("mean", "sum", "none")
+from methods.calibration._ce_reduction import REDUCTIONS, reduce_tokens, token_grad_scale
+
 IMPLS = ("auto", "torch", "triton")
 TRITON_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 CHUNK_ELEMENTS = 1 << 22  # default N·K budget of one chunk of logits (16 MB in float32)
@@ -41,25 +43,6 @@ def _check(hidden, weight, targets, beta: float, reduction: str) -> None:
         raise ValueError(f"beta (label smoothing) must be in [0, 1], got {beta}")
     if reduction not in REDUCTIONS:
         raise ValueError(f"reduction {reduction!r} unknown; allowed: {', '.join(REDUCTIONS)}")
-
-
-def reduce_tokens(loss_tok: torch.Tensor, valid: torch.Tensor, reduction: str) -> torch.Tensor:
-    """Apply F.cross_entropy's reduction to per-token losses (0 on ignored tokens)."""
-    if reduction == "none":
-        return loss_tok
-    total = loss_tok.sum()
-    return total if reduction == "sum" else total / valid.sum()
-
-
-def token_grad_scale(grad_out: torch.Tensor, valid: torch.Tensor, reduction: str, dtype) -> torch.Tensor:
-    """(N,) ∂loss/∂ℓ_i for each token's loss ℓ_i (0 on ignored tokens)."""
-    if reduction == "none":
-        g = grad_out.to(dtype)
-    elif reduction == "sum":
-        g = grad_out.to(dtype).expand(valid.shape)
-    else:
-        g = (grad_out.to(dtype) / valid.sum()).expand(valid.shape)
-    return torch.where(valid, g, torch.zeros((), dtype=dtype, device=g.device))
 
 
 def _chunk(n_tokens: int, chunk_size: int | None) -> int:

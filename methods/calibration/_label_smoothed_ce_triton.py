@@ -23,7 +23,7 @@ import torch
 import triton
 import triton.language as tl
 
-from methods.calibration._label_smoothed_ce import reduce_tokens, token_grad_scale
+from methods.calibration._ce_reduction import reduce_tokens, token_grad_scale
 
 BLOCKS = (64, 64, 32)  # BLOCK_B tokens, BLOCK_V vocabulary rows, BLOCK_D hidden units (tl.dot needs >= 16)
 
