@@ -11,7 +11,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from leaderboard.claims import Claim, ClaimValues, Paper, Verdict, seeds_holding
+from leaderboard.claims import (
+    CPU_SCALES,
+    VERDICTS,
+    Claim,
+    ClaimValues,
+    Paper,
+    Verdict,
+    claims_only,
+    count_verdicts,
+    seeds_holding,
+)
 from leaderboard.queries import summarize
 
 VERDICT_COLORS = {"reproduced": "#2e7d32", "partially": "#f9a825", "not reproduced": "#c62828",
@@ -159,11 +169,11 @@ def make_card(verdict: Verdict, paper: Paper, data: ClaimValues | None, cpu_s: f
     fmt = formatter(claim)
     per_group = claim.kind not in ("rate", "tracking")  # a slope or a correlation is one number over the groups
     if data is not None and np.isfinite(data.values).any() and per_group:
-        ours = [f"{label}: {mean_ci(row, fmt)}" for label, row in zip(data.labels, data.values)]
+        ours = [f"{label}: {mean_ci(row, fmt)}" for label, row in zip(data.labels, data.values, strict=True)]
     elif verdict.evidence is not None and verdict.evidence.cells and per_group:  # the lock's cells, with intervals
         ours = [f"{c.label}: {_locked_ci(c, fmt)}" for c in verdict.evidence.cells]
     elif verdict.ours and per_group and len(verdict.ours) == len(claim.groups):
-        ours = [f"{g.label()}: {fmt(m)}" for g, m in zip(claim.groups, verdict.ours)]
+        ours = [f"{g.label()}: {fmt(m)}" for g, m in zip(claim.groups, verdict.ours, strict=True)]
     else:
         ours = [verdict.ours_text or "—"]
     cost = f"{cpu_s:,.0f} CPU-s" if cpu_s is not None and cpu_s >= 10 else (
@@ -177,7 +187,7 @@ def make_card(verdict: Verdict, paper: Paper, data: ClaimValues | None, cpu_s: f
 def _locked_ci(cell, fmt) -> str:
     """A locked cell as 'mean ± half-width (n = k)', the way a stored one reads."""
     if not math.isfinite(cell.low):
-        return f"{fmt(cell.mean)} ({cell.n} seed{'s' if cell.n != 1 else ''})"
+        return f"{fmt(cell.mean)} ({seeds_text(cell.n)})"
     return f"{fmt(cell.mean)} ± {fmt((cell.high - cell.low) / 2)} (n = {cell.n})"
 
 
@@ -199,3 +209,35 @@ def fidelity_summary(report: str) -> str | None:
         if line.strip():
             return line.strip().removeprefix("Summary:").strip() if line.startswith("Summary:") else None
     return None
+
+
+def is_fragile(verdict: Verdict) -> bool:
+    """The claims file says float rounding flips it, or its lock saw two numerics disagree."""
+    return bool(verdict.claim.fragile) or "fragile: float rounding" in verdict.detail
+
+
+def paper_values(claim: Claim) -> list[float | None]:
+    """Per group, the number the paper reports for it (a group's own paper_value, or a value claim's), or None."""
+    return [g.paper_value if g.paper_value is not None else (claim.paper_value if claim.kind == "value" else None)
+            for g in claim.groups]
+
+
+def seeds_text(n: int) -> str:
+    return f"{n} seed" if n == 1 else f"{n} seeds"
+
+
+SCALE_GROUPS = (("CPU scale", CPU_SCALES), ("paper scale", ("paper-scale",)))
+
+
+def verdict_summary(verdicts: list[Verdict]) -> str:
+    """The paper's claims counted by verdict, CPU and paper scale apart: "CPU scale, 11 claims: 6 reproduced, 3
+    underpowered, 2 not reproduced; paper scale, 5 claims: 5 not run". Claims only: positive controls and sanity
+    checks are never counted."""
+    parts = []
+    for name, scales in SCALE_GROUPS:
+        counts = count_verdicts([v for v in claims_only(verdicts) if v.claim.scale in scales])
+        total = sum(counts.values())
+        if total:
+            words = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts[v])
+            parts.append(f"{name}, {total} claim{'s' if total != 1 else ''}: {words}")
+    return "; ".join(parts) or "no claims"
