@@ -97,8 +97,7 @@ def test_every_paper_at_80_columns_fits_with_whole_verdicts_and_exact_numbers(fr
 def test_the_paper_number_stands_beside_ours_on_its_group_line(fresh):
     """An ordering whose paper gives a number per group (best-of-n's trade-off table): each group's line carries
     the paper's number after ours."""
-    from leaderboard.claims import Evidence
-    from leaderboard.judge import CellStat
+    from leaderboard.claims import CellStat, Evidence
 
     shown = next(s for s in fresh if s.paper.slug == "best-of-n-kl")
     v = next(v for v in shown.verdicts if v.claim.id == "tradeoff-n2")

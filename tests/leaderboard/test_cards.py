@@ -6,8 +6,16 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from leaderboard.cards import (chip, criterion_words, decimals_for, fmt_significant, formatter, make_card, mean_ci,
-                               holding)
+from leaderboard.cards import (
+    chip,
+    criterion_words,
+    decimals_for,
+    fmt_significant,
+    formatter,
+    holding,
+    make_card,
+    mean_ci,
+)
 from leaderboard.claims import CellGroup, Claim, ClaimValues, Paper, Verdict
 
 
@@ -68,8 +76,7 @@ def test_ordering_criterion_names_the_order_the_margin_and_the_seeds():
 
 def test_a_locked_verdict_shows_each_cells_interval_and_the_evidence():
     """A fresh checkout's card (the lock's reference run) carries the locked intervals, not bare means."""
-    from leaderboard.claims import Evidence
-    from leaderboard.judge import CellStat
+    from leaderboard.claims import CellStat, Evidence
 
     claim = _claim()
     evidence = Evidence(quantity="paired gap b − a", estimate=1.5, low=1.25, high=1.75, n=3, threshold=0.0, p=0.0015,
