@@ -23,8 +23,8 @@ from __future__ import annotations
 import dataclasses
 import shlex
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -145,10 +145,11 @@ def is_hub(value: str) -> bool:
 # ---- the README's block ----------------------------------------------------------------------------------------
 
 def readme_lines() -> list[str]:
-    """The logical lines (continuations joined, comments dropped) of the section's first bash block."""
+    """The logical lines (continuations joined, comments dropped) of the section's first bash block (its fence may
+    carry tests/test_docs.py's skip-test marker)."""
     text = (ROOT / "README.md").read_text()
     assert SECTION in text, f"README.md has no section {SECTION!r}: update tests/test_readme_gpu_commands.py"
-    block = text.split(SECTION, 1)[1].split("```bash\n", 1)[1].split("\n```", 1)[0]
+    block = text.split(SECTION, 1)[1].split("```bash", 1)[1].split("\n", 1)[1].split("\n```", 1)[0]
     joined = block.replace("\\\n", " ")
     return [shlex.join(shlex.split(line, comments=True)) for line in joined.splitlines()
             if shlex.split(line, comments=True)]
@@ -168,7 +169,7 @@ class Mapped:
     reasons: list[str]
 
 
-def map_command(line: str) -> Mapped:
+def map_command(line: str) -> Mapped:  # noqa: C901 - one branch per kind of README setting, read top to bottom
     """The README line as this test runs it; pytest.fail naming what to add when a part of it has no mapping."""
     def missing(what: str) -> None:
         pytest.fail(f"README GPU command {line!r}: {what}. Add it to tests/test_readme_gpu_commands.py "
