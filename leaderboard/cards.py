@@ -152,6 +152,8 @@ class Card:
     fidelity: str
     cost: str
     source: str
+    rows: list[tuple[str, str, str]] = ()  # per group (or the one fitted number): (setting, the paper's, ours ± CI)
+    labels: tuple[str, ...] = ()           # "fragile", "needs 60 seeds": what qualifies the verdict
 
 
 def fidelity_of(claim: Claim, paper: Paper) -> str:
@@ -164,24 +166,60 @@ def fidelity_of(claim: Claim, paper: Paper) -> str:
 
 
 def make_card(verdict: Verdict, paper: Paper, data: ClaimValues | None, cpu_s: float | None) -> Card:
-    """The card of one verdict; `data` is None where nothing is stored (the lock's reference run: means only)."""
+    """The card of one verdict; `data` is None where nothing is stored (the lock's reference run: its intervals)."""
     claim = verdict.claim
     fmt = formatter(claim)
     per_group = claim.kind not in ("rate", "tracking")  # a slope or a correlation is one number over the groups
     if data is not None and np.isfinite(data.values).any() and per_group:
-        ours = [f"{label}: {mean_ci(row, fmt)}" for label, row in zip(data.labels, data.values, strict=True)]
+        pairs = [(label, mean_ci(row, fmt)) for label, row in zip(data.labels, data.values, strict=True)]
     elif verdict.evidence is not None and verdict.evidence.cells and per_group:  # the lock's cells, with intervals
-        ours = [f"{c.label}: {_locked_ci(c, fmt)}" for c in verdict.evidence.cells]
+        pairs = [(c.label, _locked_ci(c, fmt)) for c in verdict.evidence.cells]
     elif verdict.ours and per_group and len(verdict.ours) == len(claim.groups):
-        ours = [f"{g.label()}: {fmt(m)}" for g, m in zip(claim.groups, verdict.ours, strict=True)]
+        pairs = [(g.label(), fmt(m)) for g, m in zip(claim.groups, verdict.ours, strict=True)]
     else:
-        ours = [verdict.ours_text or "—"]
+        pairs = []
     cost = f"{cpu_s:,.0f} CPU-s" if cpu_s is not None and cpu_s >= 10 else (
         f"{cpu_s:.1f} CPU-s" if cpu_s is not None else "—")
+    e = verdict.evidence
+    labels = (("fragile",) if is_fragile(verdict) else ()) + (
+        (f"needs {e.seeds_needed} seeds",) if e is not None and e.seeds_needed is not None else ())
     return Card(claim.id, claim.role, verdict.verdict, VERDICT_COLORS[verdict.verdict], claim.statement,
-                claim.scale, claim.kind_label, verdict.paper_text, ours, criterion_words(claim, data, verdict, fmt),
-                verdict.evidence.text() if verdict.evidence is not None else "", verdict.detail,
-                fidelity_of(claim, paper), cost, verdict.source)
+                claim.scale, claim.kind_label, verdict.paper_text,
+                [f"{label}: {text}" for label, text in pairs] or [verdict.ours_text or "—"],
+                criterion_words(claim, data, verdict, fmt), e.text() if e is not None else "", verdict.detail,
+                fidelity_of(claim, paper), cost, verdict.source, _rows(verdict, pairs), labels)
+
+
+def _rows(verdict: Verdict, pairs: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    """(setting, the paper's number, ours with its interval) per group: the paper's number is the group's own, a
+    value claim's, or a bound every group must keep; a slope or a correlation is one row with the evidence's
+    interval."""
+    claim = verdict.claim
+    if pairs and len(pairs) == len(claim.groups):
+        shared = verdict.paper_text if claim.kind == "bound" else "—"
+        return [(label, _paper_number(claim, value) if value is not None else shared, text)
+                for (label, text), value in zip(pairs, paper_values(claim), strict=True)]
+    ours, e = verdict.ours_text or "—", verdict.evidence
+    if e is not None and e.quantity and math.isfinite(e.low) and e.method != "exact" and verdict.ours_text:
+        ours += f", 95 % {e.method} interval [{fmt_significant(e.low)}, {fmt_significant(e.high)}] (n = {e.n})"
+    return [("slope" if claim.kind == "rate" else claim.metric, verdict.paper_text, ours)]
+
+
+def _paper_number(claim: Claim, value: float) -> str:
+    return f"{value:g}" + (" (approx.)" if claim.approximate else "")
+
+
+def locked_values(verdict: Verdict) -> ClaimValues | None:
+    """A reference verdict's per-seed values from its lock (what a value, bound or ordering plot draws), or None
+    where the lock keeps no seeds or the claim plots something else (a slope's x, a curve)."""
+    cells = verdict.evidence.cells if verdict.evidence is not None else ()
+    claim = verdict.claim
+    if claim.kind not in ("value", "bound", "ordering") or len(cells) != len(claim.groups) or not cells:
+        return None
+    if not all(c.values for c in cells) or len({len(c.values) for c in cells}) != 1:
+        return None
+    return ClaimValues(tuple(c.label for c in cells), np.array([c.values for c in cells], dtype=float), None,
+                       tuple(() for _ in cells))
 
 
 def _locked_ci(cell, fmt) -> str:

@@ -6,11 +6,10 @@ from __future__ import annotations
 import html
 import os
 import sys
+from pathlib import Path
 from urllib.parse import urlencode
 
 import streamlit as st
-
-from pathlib import Path
 
 from bench.registry import Registry
 from bench.store import Store, resolve_url
@@ -29,6 +28,10 @@ HIDE_CHROME = """<style>
 .card {border: 1px solid #ddd; border-radius: 8px; padding: 0.6rem 0.8rem; margin-bottom: 0.6rem;
        overflow-wrap: anywhere;}
 .card .meta {color: #555; font-size: 0.85em;}
+.card.linked {border: 2px solid #1565c0;}
+.card table.board {margin: 0.3rem 0;}
+.badge.label {border-color: #ef6c00; color: #ef6c00;}
+.summary {font-size: 1.05em; margin: -0.4rem 0 0.4rem 0;}
 .badge {border: 1px solid #999; border-radius: 6px; padding: 0 6px; font-size: 0.8em; white-space: nowrap;}
 .bar {display: flex; height: 1.1rem; min-width: 6rem; border-radius: 4px; overflow: hidden;}
 .bar span {color: white; font-size: 0.75em; text-align: center; line-height: 1.1rem; overflow: hidden;}
@@ -99,7 +102,10 @@ def db_url() -> str:
     return resolve_url(os.environ.get("BENCH_DB_URL"))
 
 
-def registry_files(root: Path = Path(__file__).resolve().parents[2]) -> tuple:
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def registry_files(root: Path = ROOT) -> tuple:
     """What the registry is read from, as (path, mtime, size) of every methods/*/*.py, tasks/*/*.py and claims file:
     a file added, changed or removed while the server runs changes it, and the registry is read again."""
     found = []

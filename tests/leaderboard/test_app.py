@@ -1,5 +1,6 @@
 """AppTest smoke tests of every page of the Streamlit app, on a small real store."""
 
+import re
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -9,10 +10,10 @@ import streamlit as st
 from sqlalchemy import text
 from streamlit.testing.v1 import AppTest
 
+from bench.cells import Entry, expand
 from bench.registry import Registry
 from bench.store import Store
-from bench.cells import Entry, expand
-from leaderboard.claims import load_paper
+from leaderboard.claims import VERDICTS, load_paper
 from runners.local import run_cells
 
 pytestmark = pytest.mark.integration  # the Streamlit app
@@ -90,7 +91,7 @@ def _first_table(app, first_column: str) -> list[dict[str, str]]:
             parser = Rows()
             parser.feed(markdown.value)
             header, *body = parser.rows
-            return [dict(zip(header, row)) for row in body]
+            return [dict(zip(header, row, strict=True)) for row in body]
     raise AssertionError(f"no table whose first column is {first_column!r}")
 
 
@@ -112,7 +113,8 @@ def test_overview_is_a_leaderboard_of_verdict_bars_with_totals_and_links(url, mo
     words = ", ".join(f"{locked.count(v)} {v}" for v in ("reproduced", "partially", "not reproduced",
                                                          "uninformative") if locked.count(v))
     assert words in row and "reference run" in row and "target='_self'" in text
-    assert "19 papers," in text and "CPU-measured (" in text and "Paper-scale (" in text
+    assert f"{len(Registry.discover().papers())} papers," in text  # every registered paper
+    assert "CPU-measured (" in text and "Paper-scale (" in text
     assert dict(app.query_params) == {"view": "overview"}
 
 
@@ -227,16 +229,79 @@ def test_every_page_links_every_view_at_its_top(url, monkeypatch, view):
     assert "overflow-x: auto" in _text(app)  # wide tables scroll inside a narrow column
 
 
+def _cards(text: str) -> list[str]:
+    """The claim ids of the page's cards, top to bottom."""
+    return re.findall(r"<div class='card[^']*' id='claim-([^']+)'>", text)
+
+
 def test_paper_page_shows_one_card_per_claim_and_the_reference_run(url, monkeypatch):
     app = _run(url, monkeypatch, view="paper", paper="clipped-sgd-performative")
     text = _text(app)
     paper = load_paper(Registry.discover(), "clipped-sgd-performative")
-    for claim in paper.claims:
-        assert f"<b>{claim.id}</b>" in text  # one card each
-    assert text.count("class='card'") == len(paper.claims)
-    assert not app.dataframe  # no second list of the same claims
-    assert any("Nothing of this paper is stored here" in i.value for i in app.info)
+    assert sorted(_cards(text)) == sorted(c.id for c in paper.claims)  # one card each, no second list
+    assert not app.dataframe
+    assert any("Nothing of this paper is stored here" in c.value for c in app.caption)
     assert app.query_params["paper"] == "clipped-sgd-performative"
+
+
+def test_paper_page_opens_with_the_verdict_count_then_claims_then_controls(url, monkeypatch):
+    """The first things on the page are the title and the verdicts counted (as the lock has them), then the claims;
+    the world's positive controls come after them, the sanity checks last."""
+    from leaderboard.lock import read_lock
+
+    app = _run(url, monkeypatch, view="paper", paper="logo")
+    paper = load_paper(Registry.discover(), "logo")
+    lock = read_lock("logo")
+    top = next(e for e in app.main if type(e).__name__ == "Block")  # after the style and the links to every view
+    assert top.children[0].value == paper.title  # the header, above the selectors
+    summary = top.children[1].value
+    for scale, scales in (("CPU scale", ("cpu-full", "cpu-reduced")), ("paper scale", ("paper-scale",))):
+        claims = [c for c in paper.claims if c.role == "claim" and c.scale in scales]
+        verdicts = [lock.claims[c.id].verdict if c.id in lock.claims else "not run" for c in claims]
+        words = ", ".join(f"{verdicts.count(v)} {v}" for v in VERDICTS if verdicts.count(v))
+        assert f"{scale}, {len(claims)} claim{'s' if len(claims) != 1 else ''}: {words}" in summary
+    order = _cards(_text(app))
+    roles = [next(c.role for c in paper.claims if c.id == cid) for cid in order]
+    assert roles == sorted(roles, key=["claim", "control", "check"].index)  # claims, then controls, then checks
+    assert roles[0] == "claim" and "control" in roles
+    headings = [h.value for h in app.subheader]
+    assert headings.index("The paper's claims") < next(i for i, h in enumerate(headings) if h.startswith("Can this"))
+    assert any(e.label == "reproduction report (docs/papers/logo.md)" for e in app.expander)  # after the cards
+    assert any("## Claims and verdicts" in m.value for m in app.markdown)
+
+
+def test_cards_put_the_papers_number_beside_ours_and_label_fragile_and_underpowered(url, monkeypatch):
+    from leaderboard.lock import read_lock
+
+    text = _text(_run(url, monkeypatch, view="paper", paper="logo"))
+    cards = dict(zip(_cards(text), re.split(r"<div class='card[^']*' id='claim-[^']+'>", text)[1:], strict=True))
+    assert "<span class='badge label'>fragile</span>" in cards["logo-m2-not-worse-than-simpo"]
+    labelled = 0
+    for cid, locked in read_lock("logo").claims.items():
+        needed = (locked.evidence or {}).get("seeds_needed")
+        if cid in cards and needed is not None:
+            assert f"<span class='badge label'>needs {needed} seeds</span>" in cards[cid]
+            labelled += 1
+    assert labelled
+    text = _text(_run(url, monkeypatch, view="paper", paper="clipped-sgd-performative"))
+    card = text[text.index("id='claim-plot-pcsgd-plateau-beta-0.01'"):]
+    row = card[card.index("<tr><td>"):card.index("</table>")]
+    # the paper's 0.9 beside our locked 3.53 ± 0.004 over 20 seeds
+    assert "<td>0.9 (approx.)</td>" in row and "± " in row and "(n = 20)" in row
+
+
+def test_a_claim_has_a_deep_link_that_opens_it_first_and_stays_in_the_url(url, monkeypatch):
+    text = _text(_run(url, monkeypatch, view="paper", paper="clipped-sgd-performative"))
+    assert "href='?view=paper&amp;paper=clipped-sgd-performative&amp;claim=dicesgd-rate-1-over-t'" in text
+    app = _run(url, monkeypatch, view="paper", paper="clipped-sgd-performative", claim="dicesgd-rate-1-over-t")
+    assert app.query_params["claim"] == "dicesgd-rate-1-over-t"  # survives the page's own URL rewrite
+    cards = _cards(_text(app))
+    assert cards[0] == "dicesgd-rate-1-over-t" and cards.count("dicesgd-rate-1-over-t") == 1
+    assert "<div class='card linked' id='claim-dicesgd-rate-1-over-t'>" in _text(app)
+    opened = [e for e in app.expander if e.label.startswith("dicesgd-rate-1-over-t:")]
+    assert len(opened) == 1 and opened[0].proto.expanded
+    app = _run(url, monkeypatch, view="paper", paper="clipped-sgd-performative", claim="no-such-claim")
+    assert "has no claim 'no-such-claim'" in app.warning[0].value and "claim" not in app.query_params
 
 
 def test_paper_page_of_a_stored_paper_shows_intervals_plots_and_run_links(stored, monkeypatch):
@@ -244,18 +309,8 @@ def test_paper_page_of_a_stored_paper_shows_intervals_plots_and_run_links(stored
     text = _text(app)
     assert "± " in text and "(n = 20" in text  # mean ± 95 % CI over the claim's 20 seeds
     assert "target='_self'>" in text and "?view=runs&run_key=" in text
-    assert len(app.get("plotly_chart")) >= 5  # every stored claim that has a shape
+    assert len(app.get("plotly_chart")) >= 5  # every stored claim that has a shape, open
     assert "paper-scale" not in {b for b in text.split("<span class='badge'>")[1:] for b in [b.split("<")[0]]}
-
-
-def test_paper_page_renders_the_report_and_the_world_control_first(url, monkeypatch):
-    app = _run(url, monkeypatch, view="paper", paper="logo")
-    assert any(e.label == "reproduction report (docs/papers/logo.md)" for e in app.expander)
-    assert any("## Claims and verdicts" in m.value for m in app.markdown)
-    headings = [h.value for h in app.subheader]
-    assert headings[0].startswith("Can this world show the effect?")
-    text = _text(app)
-    assert text.index("<b>long-context-training-shows-a-gain</b>") < text.index("<b>logo-beats-sft-long-context</b>")
 
 
 def test_unknown_paper_is_a_message(url, monkeypatch):
