@@ -1,1 +1,1 @@
-"""Grid expansion and the runners that execute cells (local processes, Ray)."""
+"""The runners that execute a grid's cells (local processes, a Ray cluster), chosen by name (runners/choice.py)."""

@@ -5,6 +5,10 @@ A runner is a function `run_cells(cells, store, registry, *, timeout, force, on_
 the cells not yet done (`pending_cells`), records each finished one through `recorder`, and returns the counts.
 runners/local.py (processes on this machine) and runners/ray.py (a Ray cluster) are the two; their own settings
 (workers, threads, address) are keyword arguments with defaults, so either runs where a `Runner` is expected.
+
+A command picks one by name (`--runner NAME`, runners/choice.py): a `ChosenRunner` class per name, built from the
+command's `Settings` (each takes what it uses and refuses what it cannot), which checks where the cells can run before
+anything is stored, reaches its machines, then runs the cells as a `Runner` does.
 """
 
 from __future__ import annotations
@@ -14,9 +18,10 @@ import os
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Protocol
 
 from bench.execute import execute, log_text
 from bench.registry import Registry
@@ -41,6 +46,41 @@ class Summary:
 class Runner(Protocol):
     def __call__(self, cells: list[Cell], store: Store, registry: Registry, *, timeout: float | None = None,
                  force: bool = False, on_record: OnRecord | None = None) -> Summary: ...
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How the command line asks for its cells to run; a runner takes the settings it uses."""
+
+    workers: int = 1  # local: worker processes
+    threads: int | None = None  # local: threads per cell (None: the cores split between the workers)
+    isolation: str = "worker"  # local: reuse worker processes, or a fresh one per cell
+    address: str | None = None  # ray: the cluster to join (None: a local Ray of its own)
+
+
+OnStatus = Callable[[dict], None]  # {"done", "failed", "running", "pending", ...} counts
+
+
+class ChosenRunner(Protocol):
+    """A runner picked by name: `here` says whether its cells run in this machine's processes (where the verdict
+    locks pin the thread count)."""
+
+    here: bool
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ChosenRunner:
+        """The runner for these settings; BenchError (one line) for a setting it cannot honour."""
+        ...
+
+    def place(self, cells: list[Cell]) -> None:
+        """Refuse (BenchError) cells no machine of this runner can hold, before anything is stored."""
+
+    def reach(self) -> None:
+        """Reach the machines the cells run on (BenchError if unreachable), before the first cell is given out."""
+
+    def __call__(self, cells: list[Cell], store: Store, registry: Registry, *, timeout: float | None = None,
+                 force: bool = False, on_record: OnRecord | None = None,
+                 on_status: OnStatus | None = None) -> Summary: ...
 
 
 def pending_cells(cells: list[Cell], store: Store, force: bool, registry: Registry) -> tuple[list[Cell], int]:

@@ -43,20 +43,20 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
-from typing import Callable
 
 from bench import provenance
 from bench.errors import BenchError
-from bench.execute import execute
+from bench.execute import device_for, execute
 from bench.numerics import size_pools, torch_threads
 from bench.registry import Registry
 from bench.spec import Cell, RunRecord, Status
 from bench.store import Store
 from bench.writes import Writer, cell_keys
-from runners.base import OnRecord, Summary, execute_keeping_output, pending_cells, recorder
+from runners.base import OnRecord, OnStatus, Settings, Summary, execute_keeping_output, pending_cells, recorder
 from runners.inherited_imports import import_here, imported_since
 
 ISOLATIONS = ("worker", "cell")
@@ -111,12 +111,44 @@ def run_cells(cells: list[Cell], store: Store, registry: Registry, workers: int 
     return summary
 
 
+@dataclass(frozen=True)
+class LocalRunner:
+    """`--runner local`: every cell in a forked process on this machine (`isolate`: a crashed cell never takes the
+    command down), `workers` at a time."""
+
+    workers: int = 1
+    threads: int | None = None
+    isolation: str = "worker"
+    here = True
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> LocalRunner:
+        if settings.address is not None:
+            raise BenchError("--address is for --runner ray")
+        return cls(settings.workers, settings.threads, settings.isolation)
+
+    def place(self, cells: list[Cell]) -> None:
+        """Every cell's hardware must be on this machine (BenchError naming what is allowed here)."""
+        for hardware in sorted({cell.hardware for cell in cells}):
+            device_for(hardware)
+
+    def reach(self) -> None:
+        """This machine: nothing to reach."""
+
+    def __call__(self, cells: list[Cell], store: Store, registry: Registry, *, timeout: float | None = None,
+                 force: bool = False, on_record: OnRecord | None = None,
+                 on_status: OnStatus | None = None) -> Summary:
+        """`on_status` is Ray's (cells running and pending): here the cells in flight are the workers'."""
+        return run_cells(cells, store, registry, workers=self.workers, timeout=timeout, force=force,
+                         on_record=on_record, isolate=True, threads=self.threads, isolation=self.isolation)
+
+
 def _claimed(batch: list[Cell], writer: Writer, summary: Summary) -> list[Cell]:
     """The cells of `batch` this driver now leases; the others are counted as done or leased elsewhere."""
     keys = [cell_keys(c)[0] for c in batch]
     claimed, done = writer.claim(keys)
     mine = []
-    for cell, key in zip(batch, keys):
+    for cell, key in zip(batch, keys, strict=True):
         if key in done:  # finished by another driver since the grid was planned
             summary.already_done += 1
         elif key not in claimed:  # another live driver runs it
@@ -304,85 +336,135 @@ def _interrupt_pipe():
         os.close(write_fd)
 
 
-def _drive(todo: list[Cell], registry: Registry, workers: int, timeout: float | None,
-           finish: Callable[[RunRecord], None], interrupted: int | None, writer: Writer, summary: Summary,
-           threads: int | None = None, inherit_imports: bool = True, isolation: str = "worker") -> None:
-    ctx = mp.get_context("fork")
-    if threads is None and workers > 1:
-        threads = core_share(workers)
-    queue: deque[Cell] = deque(todo)
-    leased: deque[Cell] = deque()  # claimed, not yet given to a worker
-    finished, wall = 0, 0.0  # cells finished so far and their wall seconds: how far ahead to lease
-    busy: dict[Connection, _Worker] = {}
-    idle: list[_Worker] = []  # reusable workers waiting for a cell
-    watched = [interrupted] if interrupted is not None else []
+@dataclass(eq=False)
+class _Pool:
+    """The forked workers of one grid: those running a cell (`busy`, by their pipe) and the reusable ones waiting."""
 
-    def start(reusable: bool) -> _Worker:
+    registry: Registry
+    workers: int
+    timeout: float | None
+    threads: int | None
+    isolation: str
+    busy: dict[Connection, _Worker] = field(default_factory=dict)
+    idle: list[_Worker] = field(default_factory=list)
+
+    def start(self, reusable: bool) -> _Worker:
+        ctx = mp.get_context("fork")
         mine, theirs = ctx.Pipe(duplex=True)
-        process = ctx.Process(target=_worker, daemon=True, args=(theirs, registry, timeout, os.getpid(), threads))
+        process = ctx.Process(target=_worker, daemon=True,
+                              args=(theirs, self.registry, self.timeout, os.getpid(), self.threads))
         process.start()
         theirs.close()
         return _Worker(process, mine, reusable)
 
-    def give(cell: Cell) -> None:
-        fresh = isolation == "cell" or needs_fresh_process(cell, registry)
-        for dead in [w for w in idle if not w.process.is_alive()]:  # died while idle (the OOM killer, say)
-            idle.remove(dead)
+    def give(self, cell: Cell) -> None:
+        """Send the cell to an idle reusable worker, or to a new process (a fresh one where the cell needs it)."""
+        fresh = self.isolation == "cell" or needs_fresh_process(cell, self.registry)
+        for dead in [w for w in self.idle if not w.process.is_alive()]:  # died while idle (the OOM killer, say)
+            self.idle.remove(dead)
             _stop(dead)
-        while fresh and idle and len(idle) + len(busy) >= workers:
-            _stop(idle.pop(0))  # a slot for the fresh process
-        worker = idle.pop() if idle and not fresh else start(reusable=not fresh)
+        while fresh and self.idle and len(self.idle) + len(self.busy) >= self.workers:
+            _stop(self.idle.pop(0))  # a slot for the fresh process
+        worker = self.idle.pop() if self.idle and not fresh else self.start(reusable=not fresh)
         try:
             worker.conn.send(cell)
         except OSError:  # it died while idle: a new one takes the cell
             _stop(worker)
-            worker = start(reusable=not fresh)
+            worker = self.start(reusable=not fresh)
             worker.conn.send(cell)
         now = time.monotonic()
-        worker.cell, worker.started, worker.deadline = cell, now, now + timeout if timeout else None
-        busy[worker.conn] = worker
+        worker.cell, worker.started, worker.deadline = cell, now, now + self.timeout if self.timeout else None
+        self.busy[worker.conn] = worker
 
-    try:
-        while queue or leased or busy:
-            while (queue or leased) and len(busy) < workers:
-                if not leased:
-                    ahead = _lease_ahead(workers, finished, wall)
-                    leased.extend(_claimed([queue.popleft() for _ in range(min(ahead, len(queue)))], writer, summary))
-                    continue
-                give(leased.popleft())
-            if not busy:
-                continue
-            waits = [w.deadline - time.monotonic() for w in busy.values() if w.deadline is not None]
-            if writer.due_in() is not None:
-                waits.append(writer.due_in())
-            ready = wait(list(busy) + watched, timeout=max(0.0, min(waits)) if waits else None)
-            if interrupted is not None and interrupted in ready:
-                raise KeyboardInterrupt
-            for conn in ready:
-                worker = busy.pop(conn)
-                record, imported, alive = _collect(worker)
-                finished, wall = finished + 1, wall + (record.wall_s or 0.0)
-                finish(record)
-                if alive and worker.reusable:
-                    idle.append(worker)
-                else:
-                    _stop(worker)  # a one-cell process, or one that died: a new one starts when a cell needs it
-                if inherit_imports and queue:
-                    import_here(imported)  # the workers started from now on start with them
-            now = time.monotonic()
-            for conn in [c for c, w in busy.items() if w.deadline is not None and now >= w.deadline]:
-                finished, wall = finished + 1, wall + timeout
-                finish(_kill(busy.pop(conn), timeout))
-            writer.tick()
-    finally:
-        done = not busy  # the grid ran out; otherwise Ctrl-C, SIGTERM or an error in the driver: no orphans
-        for worker in [*busy.values(), *idle]:
+    def wait_s(self, writer: Writer) -> float | None:
+        """How long to wait for a cell: until the first deadline or the writer's next flush (None: no limit)."""
+        waits = [w.deadline - time.monotonic() for w in self.busy.values() if w.deadline is not None]
+        if writer.due_in() is not None:
+            waits.append(writer.due_in())
+        return max(0.0, min(waits)) if waits else None
+
+    def retire(self, worker: _Worker, alive: bool) -> None:
+        """After its cell: a reusable worker waits for the next one; a one-cell process, or one that died, ends (a
+        new one starts when a cell needs it)."""
+        if alive and worker.reusable:
+            self.idle.append(worker)
+        else:
+            _stop(worker)
+
+    def overdue(self) -> Iterator[RunRecord]:
+        """The cells past their deadline, each killed with its worker as it is asked for."""
+        now = time.monotonic()
+        for conn in [c for c, w in self.busy.items() if w.deadline is not None and now >= w.deadline]:
+            yield _kill(self.busy.pop(conn), self.timeout)
+
+    def close(self) -> None:
+        """End every worker: told to stop when the grid ran out; otherwise (Ctrl-C, SIGTERM or an error in the
+        driver) killed at once, so none is left running."""
+        done = not self.busy
+        for worker in [*self.busy.values(), *self.idle]:
             if done:
                 _stop(worker)
             else:
                 worker.process.kill()
                 worker.process.join()
                 worker.conn.close()
+
+
+@dataclass
+class _Pace:
+    """Cells finished so far and their wall seconds: how far ahead to lease."""
+
+    finished: int = 0
+    wall: float = 0.0
+
+    def add(self, wall_s: float) -> None:
+        self.finished, self.wall = self.finished + 1, self.wall + wall_s
+
+
+def _drive(todo: list[Cell], registry: Registry, workers: int, timeout: float | None,
+           finish: Callable[[RunRecord], None], interrupted: int | None, writer: Writer, summary: Summary,
+           threads: int | None = None, inherit_imports: bool = True, isolation: str = "worker") -> None:
+    """Give the cells to forked workers, at most `workers` at once, until every one has finished or was killed."""
+    if threads is None and workers > 1:
+        threads = core_share(workers)
+    pool = _Pool(registry, workers, timeout, threads, isolation)
+    queue: deque[Cell] = deque(todo)
+    leased: deque[Cell] = deque()  # claimed, not yet given to a worker
+    pace = _Pace()
+    watched = [interrupted] if interrupted is not None else []
+    try:
+        while queue or leased or pool.busy:
+            _hand_out(pool, queue, leased, writer, summary, pace)
+            if not pool.busy:
+                continue
+            ready = wait(list(pool.busy) + watched, timeout=pool.wait_s(writer))
+            if interrupted is not None and interrupted in ready:
+                raise KeyboardInterrupt
+            for conn in ready:
+                worker = pool.busy.pop(conn)
+                record, imported, alive = _collect(worker)
+                pace.add(record.wall_s or 0.0)
+                finish(record)
+                pool.retire(worker, alive)
+                if inherit_imports and queue:
+                    import_here(imported)  # the workers started from now on start with them
+            for record in pool.overdue():
+                pace.add(timeout)
+                finish(record)
+            writer.tick()
+    finally:
+        pool.close()
+
+
+def _hand_out(pool: _Pool, queue: deque[Cell], leased: deque[Cell], writer: Writer, summary: Summary,
+              pace: _Pace) -> None:
+    """Give cells to free workers, leasing the next ones from the queue as they are needed."""
+    while (queue or leased) and len(pool.busy) < pool.workers:
+        if not leased:
+            ahead = _lease_ahead(pool.workers, pace.finished, pace.wall)
+            leased.extend(_claimed([queue.popleft() for _ in range(min(ahead, len(queue)))], writer, summary))
+            continue
+        pool.give(leased.popleft())
 
 
 def _stop(worker: _Worker) -> None:

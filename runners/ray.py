@@ -32,18 +32,16 @@ import sys
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, field
 
 from bench.errors import BenchError, mask_secrets
 from bench.registry import Listing, Registry
 from bench.spec import Cell, RunRecord, Status
 from bench.store import Store
 from bench.writes import Writer
-from runners.base import OnRecord, Summary, execute_keeping_output, pending_cells, recorder
+from runners.base import OnRecord, OnStatus, Settings, Summary, execute_keeping_output, pending_cells, recorder
 
 TRANSIENT = ("WorkerCrashedError", "NodeDiedError", "OutOfMemoryError", "ObjectLostError", "LocalRayletDiedError")
-OnStatus = Callable[[dict], None]  # {"done", "failed", "running", "pending", ...} counts
 
 
 def cell_options(cell: Cell, registry: Registry) -> dict:
@@ -227,6 +225,31 @@ def run_cells(cells: list[Cell], store: Store, registry: Registry, address: str 
     return summary
 
 
+@dataclass(frozen=True)
+class RayRunner:
+    """`--runner ray`: each cell a Ray task on the cluster at `address` (None: a local Ray of its own). Ray places a
+    GPU cell on a node that has one, or stores it as infeasible; nothing is refused beforehand."""
+
+    address: str | None = None
+    here = False
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> RayRunner:
+        return cls(settings.address)
+
+    def place(self, cells: list[Cell]) -> None:
+        """Nothing to refuse here: a cell no node can hold is stored as infeasible, with the reason."""
+
+    def reach(self) -> None:
+        connect(self.address)  # an unreachable cluster is a one-line error before any cell is given out
+
+    def __call__(self, cells: list[Cell], store: Store, registry: Registry, *, timeout: float | None = None,
+                 force: bool = False, on_record: OnRecord | None = None,
+                 on_status: OnStatus | None = None) -> Summary:
+        return run_cells(cells, store, registry, address=self.address, timeout=timeout, force=force,
+                         on_record=on_record, on_status=on_status)
+
+
 class _sigterm_as_interrupt:
     """SIGTERM raises KeyboardInterrupt (main thread only), so it leaves the way Ctrl-C does."""
 
@@ -244,52 +267,28 @@ class _sigterm_as_interrupt:
             signal.signal(signal.SIGTERM, self.previous)
 
 
-def _drive(todo: list[Cell], registry: Registry, timeout: float | None, on_record: OnRecord | None,
-           on_status: OnStatus | None, retries: int, summary: Summary, writer: Writer) -> None:
-    import ray
+@dataclass(eq=False)
+class _Flight:
+    """One grid's cells on Ray: those queued (cell, attempt, options, demand), those in flight, what they hold of the
+    cluster's totals, and the counts the progress display shows (running, pending and each finished status)."""
 
-    counts = {"running": 0, "pending": len(todo)}
+    totals: dict[str, float]
+    counts: dict[str, int]
+    queue: deque[tuple[Cell, int, dict, dict]] = field(default_factory=deque)
+    inflight: dict = field(default_factory=dict)
+    used: dict[str, float] = field(default_factory=dict)
 
-    def count(record: RunRecord) -> None:
-        counts[record.status] = counts.get(record.status, 0) + 1
+    def fits(self, demand: dict[str, float]) -> bool:
+        return not self.inflight or all(self.used.get(k, 0.0) + v <= self.totals.get(k, 0.0) + 1e-9
+                                        for k, v in demand.items())
 
-    finish = recorder(writer, summary, registry, on_record, count)
-
-    def status() -> None:
-        if on_status:
-            on_status(dict(counts))
-
-    nodes = [n["Resources"] for n in ray.nodes() if n.get("Alive")]
-    totals: dict[str, float] = {}
-    for node in nodes:
-        for k, v in node.items():
-            totals[k] = totals.get(k, 0.0) + v
-    queue: deque[tuple[Cell, int, dict, dict]] = deque()
-    for cell in todo:
-        options = cell_options(cell, registry)
-        demand = _demand(options)
-        reason = infeasibility(demand, nodes)
-        if reason:
-            counts["pending"] -= 1
-            finish(RunRecord(cell, Status.INFEASIBLE, error=reason, started_at=time.time(), wall_s=0.0))
-        else:
-            queue.append((cell, 1, options, demand))
-    status()
-
-    remote = ray.remote(_execute_remote)
-    payload = ray.put(_registry_payload(registry))
-    used: dict[str, float] = {}
-    inflight: dict = {}
-
-    def fits(demand: dict[str, float]) -> bool:
-        return not inflight or all(used.get(k, 0.0) + v <= totals.get(k, 0.0) + 1e-9 for k, v in demand.items())
-
-    def submit() -> None:
-        while queue and fits(queue[0][3]):
-            cell, attempt, options, demand = queue.popleft()
+    def submit(self, remote, payload, timeout: float | None, writer: Writer, summary: Summary) -> None:
+        """Submit queued cells while the cluster's totals hold them, each leased first (bench.writes)."""
+        while self.queue and self.fits(self.queue[0][3]):
+            cell, attempt, options, demand = self.queue.popleft()
             claimed, done = writer.claim([cell.run_key])
+            self.counts["pending"] -= 1
             if not claimed:  # finished by, or leased to, another driver meanwhile
-                counts["pending"] -= 1
                 if cell.run_key in done:
                     summary.already_done += 1
                 else:
@@ -297,58 +296,121 @@ def _drive(todo: list[Cell], registry: Registry, timeout: float | None, on_recor
                 continue
             ref = remote.options(max_retries=0, retry_exceptions=False, name=f"bench:{cell.method}:{cell.seed}",
                                  **options).remote(cell, payload, timeout)
-            inflight[ref] = _InFlight(cell, attempt, time.monotonic(), time.time(), demand)
+            self.inflight[ref] = _InFlight(cell, attempt, time.monotonic(), time.time(), demand)
             for k, v in demand.items():
-                used[k] = used.get(k, 0.0) + v
-            counts["pending"] -= 1
-            counts["running"] += 1
+                self.used[k] = self.used.get(k, 0.0) + v
+            self.counts["running"] += 1
 
-    def release(ref) -> _InFlight:
-        job = inflight.pop(ref)
+    def release(self, ref) -> _InFlight:
+        job = self.inflight.pop(ref)
         for k, v in job.demand.items():
-            used[k] -= v
-        counts["running"] -= 1
+            self.used[k] -= v
+        self.counts["running"] -= 1
         return job
 
+    def wait_s(self, writer: Writer, timeout: float | None) -> float:
+        """How long to wait for a cell: at most a second, until the writer's next flush or the first deadline."""
+        wait_s = min(1.0, writer.due_in() if writer.due_in() is not None else 1.0)
+        if timeout:
+            next_deadline = min(j.started for j in self.inflight.values()) + timeout
+            wait_s = max(0.0, min(wait_s, next_deadline - time.monotonic()))
+        return wait_s
+
+
+def _cluster() -> tuple[list[dict[str, float]], dict[str, float]]:
+    """The alive nodes' resources, and their totals."""
+    import ray
+
+    nodes = [n["Resources"] for n in ray.nodes() if n.get("Alive")]
+    totals: dict[str, float] = {}
+    for node in nodes:
+        for k, v in node.items():
+            totals[k] = totals.get(k, 0.0) + v
+    return nodes, totals
+
+
+def _queue_feasible(todo: list[Cell], registry: Registry, nodes: list[dict[str, float]], flight: _Flight,
+                    finish: OnRecord) -> None:
+    """Queue the cells some node can hold; store the others as infeasible, with the reason, at once."""
+    for cell in todo:
+        options = cell_options(cell, registry)
+        demand = _demand(options)
+        reason = infeasibility(demand, nodes)
+        if reason:
+            flight.counts["pending"] -= 1
+            finish(RunRecord(cell, Status.INFEASIBLE, error=reason, started_at=time.time(), wall_s=0.0))
+        else:
+            flight.queue.append((cell, 1, options, demand))
+
+
+def _settle(ref, job: _InFlight, flight: _Flight, registry: Registry, retries: int, finish: OnRecord) -> None:
+    """A finished Ray task: its record; a task that failed itself (not the method) is queued again when transient
+    and tries are left, else stored as failed with the attempt it reached."""
+    import ray
+
     try:
-        submit()
+        finish(ray.get(ref))
+    except Exception as exc:  # noqa: BLE001 - the task itself failed (not the method)
+        elapsed = time.monotonic() - job.started
+        if is_transient(exc) and job.attempt <= retries:
+            flight.counts["pending"] += 1
+            flight.queue.appendleft((job.cell, job.attempt + 1, cell_options(job.cell, registry), job.demand))
+            return
+        first = (str(exc).strip().splitlines() or [""])[0]
+        kind = "transient, " if is_transient(exc) else ""
+        finish(RunRecord(job.cell, Status.FAILED, error=(
+            f"{type(exc).__name__} ({kind}attempt {job.attempt} of "
+            f"{retries + 1 if is_transient(exc) else 1}): {first}"),
+            started_at=job.wall_start, wall_s=elapsed))
+
+
+def _cancel_overdue(flight: _Flight, timeout: float, finish: OnRecord) -> None:
+    """Cancel the cells past the timeout (their workers killed) and store them as `timeout`."""
+    import ray
+
+    now = time.monotonic()
+    for ref in [r for r, j in flight.inflight.items() if now - j.started >= timeout]:
+        ray.cancel(ref, force=True)
+        job = flight.release(ref)
+        elapsed = now - job.started
+        finish(RunRecord(job.cell, Status.TIMEOUT, error=f"cancelled after {elapsed:.1f} s: exceeded --timeout "
+                         f"{timeout:g} s", started_at=job.wall_start, wall_s=elapsed))
+
+
+def _drive(todo: list[Cell], registry: Registry, timeout: float | None, on_record: OnRecord | None,
+           on_status: OnStatus | None, retries: int, summary: Summary, writer: Writer) -> None:
+    """Check each cell against the cluster, then keep as many in flight as the cluster holds until all finished."""
+    import ray
+
+    nodes, totals = _cluster()
+    flight = _Flight(totals, {"running": 0, "pending": len(todo)})
+
+    def count(record: RunRecord) -> None:
+        flight.counts[record.status] = flight.counts.get(record.status, 0) + 1
+
+    def status() -> None:
+        if on_status:
+            on_status(dict(flight.counts))
+
+    finish = recorder(writer, summary, registry, on_record, count)
+    _queue_feasible(todo, registry, nodes, flight, finish)
+    status()
+    remote = ray.remote(_execute_remote)
+    payload = ray.put(_registry_payload(registry))
+    try:
+        flight.submit(remote, payload, timeout, writer, summary)
         status()
-        while inflight:
-            wait_s = min(1.0, writer.due_in() if writer.due_in() is not None else 1.0)
-            if timeout:
-                next_deadline = min(j.started for j in inflight.values()) + timeout
-                wait_s = max(0.0, min(wait_s, next_deadline - time.monotonic()))
-            ready, _ = ray.wait(list(inflight), num_returns=1, timeout=wait_s)
+        while flight.inflight:
+            ready, _ = ray.wait(list(flight.inflight), num_returns=1, timeout=flight.wait_s(writer, timeout))
             for ref in ready:
-                job = release(ref)
-                try:
-                    finish(ray.get(ref))
-                except Exception as exc:  # noqa: BLE001 - the task itself failed (not the method)
-                    elapsed = time.monotonic() - job.started
-                    if is_transient(exc) and job.attempt <= retries:
-                        counts["pending"] += 1
-                        queue.appendleft((job.cell, job.attempt + 1, cell_options(job.cell, registry), job.demand))
-                    else:
-                        first = (str(exc).strip().splitlines() or [""])[0]
-                        kind = "transient, " if is_transient(exc) else ""
-                        finish(RunRecord(job.cell, Status.FAILED, error=(
-                            f"{type(exc).__name__} ({kind}attempt {job.attempt} of "
-                            f"{retries + 1 if is_transient(exc) else 1}): {first}"),
-                            started_at=job.wall_start, wall_s=elapsed))
+                _settle(ref, flight.release(ref), flight, registry, retries, finish)
             if timeout:
-                now = time.monotonic()
-                for ref in [r for r, j in inflight.items() if now - j.started >= timeout]:
-                    ray.cancel(ref, force=True)
-                    job = release(ref)
-                    elapsed = now - job.started
-                    finish(RunRecord(job.cell, Status.TIMEOUT,
-                                     error=f"cancelled after {elapsed:.1f} s: exceeded --timeout {timeout:g} s",
-                                     started_at=job.wall_start, wall_s=elapsed))
-            submit()
+                _cancel_overdue(flight, timeout, finish)
+            flight.submit(remote, payload, timeout, writer, summary)
             status()
             writer.tick()
     finally:
-        for ref in list(inflight):  # Ctrl-C, SIGTERM or an error in the driver: stop what still runs
+        for ref in list(flight.inflight):  # Ctrl-C, SIGTERM or an error in the driver: stop what still runs
             try:
                 ray.cancel(ref, force=True)
             except Exception:  # noqa: BLE001 - best effort while leaving
