@@ -1,7 +1,7 @@
 """A plot for every claim that has a shape (plotly figures; the app only places them).
 
-rate      log-log: every seed's points (or curves), the fitted slope, the expected slope's band through the fit's
-          centre, and the fit window shaded.
+rate      log-log (semi-log, a linear x, for `axis: semilog`): every seed's points (or curves), the fitted slope,
+          the expected slope's band through the fit's centre, and the fit window shaded.
 ordering  per-seed paired gaps in the claimed direction, pair by pair, with 0 and the claim's min_gap marked.
 value     every seed's value and the mean, the paper's value with its tolerance band.
 bound     every seed's value per group with the bound(s).
@@ -35,7 +35,8 @@ def _layout(figure: go.Figure, x_title: str, y_title: str, log_x: bool = False, 
 
 
 def rate_figure(claim: Claim, data: ClaimValues, seed_curves: list[tuple[np.ndarray, np.ndarray]] = ()) -> go.Figure:
-    """log y against log x: the seeds, the least-squares slope the verdict reads, and the expected band."""
+    """log y against log x (or x itself, semilog): the seeds, the least-squares slope the verdict reads, and the
+    expected band."""
     figure = go.Figure()
     if claim.curve:
         steps, values = seed_curves[0] if seed_curves else (np.array([]), np.empty((0, 0)))
@@ -59,21 +60,23 @@ def rate_figure(claim: Claim, data: ClaimValues, seed_curves: list[tuple[np.ndar
         figure.add_trace(go.Scatter(x=x, y=y, mode="markers+text", name="mean per setting", text=list(data.labels),
                                     textposition="top center", textfont=dict(size=9), marker=dict(size=10)))
         x_title, y_title = claim.x_metric, claim.metric
-    ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
+    semilog = claim.axis == "semilog"
+    to_fit, from_fit = (np.asarray, np.asarray) if semilog else (np.log, np.exp)  # x as the fit reads it, and back
+    ok = np.isfinite(x) & np.isfinite(y) & (y > 0) & (semilog or (x > 0))
     if ok.sum() >= 2:
-        lx, ly = np.log(x[ok]), np.log(y[ok])
+        lx, ly = to_fit(x[ok]), np.log(y[ok])
         slope, intercept = np.polyfit(lx, ly, 1)
         grid = np.linspace(lx.min(), lx.max(), 20)
         target, tol = float(claim.expect["slope"]), float(claim.expect.get("tolerance", 0.1))
         centre_x, centre_y = lx.mean(), ly.mean()  # the band is drawn through the fit's centre
         upper = np.exp(centre_y + (target + tol) * (grid - centre_x))
         lower = np.exp(centre_y + (target - tol) * (grid - centre_x))
-        figure.add_trace(go.Scatter(x=np.exp(np.r_[grid, grid[::-1]]), y=np.r_[upper, lower[::-1]], fill="toself",
+        figure.add_trace(go.Scatter(x=from_fit(np.r_[grid, grid[::-1]]), y=np.r_[upper, lower[::-1]], fill="toself",
                                     fillcolor="rgba(46,125,50,0.15)", line=dict(width=0),
                                     name=f"expected slope {target:g} ± {tol:g}"))
-        figure.add_trace(go.Scatter(x=np.exp(grid), y=np.exp(intercept + slope * grid), mode="lines",
+        figure.add_trace(go.Scatter(x=from_fit(grid), y=np.exp(intercept + slope * grid), mode="lines",
                                     line=dict(color="black", dash="dash"), name=f"fitted slope {slope:.3f}"))
-    return _layout(figure, x_title, y_title, log_x=True, log_y=True)
+    return _layout(figure, x_title, y_title, log_x=not semilog, log_y=True)
 
 
 def ordering_figure(claim: Claim, data: ClaimValues) -> go.Figure:
@@ -82,7 +85,8 @@ def ordering_figure(claim: Claim, data: ClaimValues) -> go.Figure:
     sign = 1.0 if order == "increasing" else -1.0
     figure = go.Figure()
     seeds = np.arange(data.values.shape[1])
-    for a, b, (la, lb) in zip(data.values, data.values[1:], zip(data.labels, data.labels[1:])):
+    pairs = zip(data.labels, data.labels[1:], strict=False)  # adjacent groups
+    for a, b, (la, lb) in zip(data.values, data.values[1:], pairs, strict=False):
         figure.add_trace(go.Bar(x=seeds, y=sign * (b - a), name=f"{lb} vs {la}"))
     figure.add_hline(y=0, line_color="black")
     if claim.expect.get("min_gap"):
@@ -113,7 +117,7 @@ def value_figure(claim: Claim, data: ClaimValues) -> go.Figure:
 def bound_figure(claim: Claim, data: ClaimValues) -> go.Figure:
     """Every seed's value per group, with the bound(s) the means must respect."""
     figure = go.Figure()
-    for label, row in zip(data.labels, data.values):
+    for label, row in zip(data.labels, data.values, strict=True):
         figure.add_trace(go.Box(y=row, name=label, boxpoints="all", jitter=0.3, pointpos=0))
     for key in ("min", "max"):
         if key in claim.expect:

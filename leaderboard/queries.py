@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any, Iterable
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 from sqlalchemy import func, select
@@ -190,10 +192,14 @@ def _metrics(connection, registry: Registry, task: str, wanted: Iterable[str] | 
     return [(name, family.metric(name)) for name in wanted]
 
 
+def looks_like_hub_id(value: Any) -> bool:
+    """A config value naming a Hugging Face hub model ("org/name"), not a path on this machine."""
+    return (isinstance(value, str) and value.count("/") == 1 and not value.startswith((".", "/", "~"))
+            and all(part and " " not in part for part in value.split("/")) and not Path(value).exists())
+
+
 def scale_of(method_config: dict[str, Any], task_config: dict[str, Any]) -> str:
     """"paper-scale" where a config names a hub model (the paper's setting), else "cpu-scale" (our down-scaling)."""
-    from leaderboard.claims import looks_like_hub_id
-
     hub = any(looks_like_hub_id(v) for v in (*method_config.values(), *task_config.values()))
     return "paper-scale" if hub else "cpu-scale"
 
@@ -274,7 +280,7 @@ def _grouped(rows: list[BoardRow], fields: tuple[str, ...]) -> dict[str, list[Bo
     varying = [i for i, _ in enumerate(fields) if len({k[i] for k in keys}) > 1]
     most = max(r.n for r in rows)
     groups: dict[str, list[BoardRow]] = {}
-    for key, r in zip(keys, rows):
+    for key, r in zip(keys, rows, strict=True):
         label = ", ".join(f"{fields[i]}={json.loads(key[i])}" for i in varying)
         groups.setdefault(label, []).append(replace(r, group=label, most_seeds=most,
                                                     low_seeds=r.n < MIN_SEEDS or r.n < most))

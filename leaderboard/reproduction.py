@@ -20,8 +20,8 @@ from __future__ import annotations
 import json
 import statistics
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from sqlalchemy import select
 

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from bench.cells import Entry, make_cell
 from bench.errors import BenchError
 from bench.registry import Registry
 from bench.spec import RunRecord
 from leaderboard.claims import evaluate_paper, load_paper, paper_cells
-from bench.cells import Entry, make_cell
 
 CLAIMS = """
 paper: toy-paper
@@ -724,3 +724,156 @@ def test_the_switched_off_cells_are_among_the_controls(tmp_path, toy_registry):
     plain = {(c.method, c.method_config.get("shrink")) for c in paper_cells(paper, registry, controls=False)}
     controls = {(c.method, c.method_config.get("shrink")) for c in paper_cells(paper, registry)}
     assert controls - plain == {("toy_shrunk", 0.0)}  # the no-harm claim adds none
+
+
+# A per-iteration (semi-log) rate: each seed's curve is c·ρ_s^t, so log value = log c + t·log ρ_s, a straight line in
+# t of slope log ρ_s exactly, whatever c. With ρ_s = 0.9·e^{d_s}, d = (−0.01, 0, +0.01): the per-seed slopes are
+# log 0.9 + d_s, mean log 0.9 = −0.10536, sd 0.01, SE 0.01/√3, and the 95 % t interval
+# log 0.9 ± 4.3027·0.01/√3 = [−0.13020, −0.08052].
+RHO, SPREAD, STEPS = 0.9, (-0.01, 0.0, 0.01), range(0, 51)
+SEMILOG = TOY_HEADER + """defaults: {seeds: 3, scale: cpu-full}
+claims:
+  - id: linear-convergence
+    kind: rate
+    metric: error
+    curve: loss
+    x_range: [0, 50]
+    axis: semilog
+    cells: {method: toy_noisy, task: toy_target}
+    expect: {slope: SLOPE, tolerance: 0.05}
+"""
+
+
+def _geometric(store, registry, rhos, scales=(1.0, 3.0, 0.2)):
+    for seed, (rho, c) in enumerate(zip(rhos, scales, strict=True)):
+        cell = make_cell(registry, Entry("toy_noisy", {}), Entry("toy_target"), seed)
+        curve = [(t, c * rho**t) for t in STEPS]
+        store.save(RunRecord(cell, "done", 2, {"error": 1.0, "norm": 1.0}, {"loss": curve}), runner="local")
+
+
+def _semilog(tmp_path, toy_registry, store, slope, rhos, text=SEMILOG):
+    registry = with_claims(tmp_path, toy_registry, text.replace("SLOPE", repr(slope)))
+    _geometric(store, registry, rhos)
+    (verdict,) = evaluate_paper(load_paper(registry, "toy-paper"), store, registry)
+    return verdict
+
+
+def test_a_semilog_rate_of_a_geometric_sequence_is_log_rho_exactly(tmp_path, toy_registry, store):
+    """ρ the same in every seed (c differs): every seed's slope is log ρ, so the interval is that one value."""
+    v = _semilog(tmp_path, toy_registry, store, math.log(RHO), [RHO] * 3)
+    assert v.verdict == "reproduced", v.detail
+    assert v.ours == [pytest.approx(math.log(RHO), abs=1e-12)]
+    assert (v.evidence.low, v.evidence.high) == (pytest.approx(math.log(RHO), abs=1e-12),) * 2
+    assert "semi-log (log value per step: log ρ) slope of loss over steps (0.0, 50.0)" in v.detail
+    assert v.paper_text == f"slope {math.log(RHO)} (semi-log: log ρ per step)"
+
+
+@pytest.mark.parametrize("shift, verdict", [(0.0, "reproduced"), (0.06, "underpowered"), (0.2, "not reproduced"),
+                                            (-0.2, "not reproduced")])
+def test_a_semilog_rate_is_decided_by_the_interval_of_its_slopes(tmp_path, toy_registry, store, shift, verdict):
+    """The expected slope moves; the data stay: band log 0.9 + shift ± 0.05 against the interval [−0.1302, −0.0805].
+    shift 0: the band [−0.155, −0.055] holds it; 0.06: the band's lower edge −0.0954 cuts it (underpowered, with the
+    seeds that would decide it); ±0.2: the band lies wholly above or below it."""
+    v = _semilog(tmp_path, toy_registry, store, math.log(RHO) + shift, [RHO * math.exp(d) for d in SPREAD])
+    half = T_975_2 * 0.01 / math.sqrt(3)
+    assert v.verdict == verdict, v.detail
+    assert v.ours == [pytest.approx(math.log(RHO), abs=1e-12)]
+    assert (v.evidence.low, v.evidence.high) == (pytest.approx(math.log(RHO) - half, abs=1e-9),
+                                                 pytest.approx(math.log(RHO) + half, abs=1e-9))
+    assert ("80 % power needs" in v.detail) == (verdict == "underpowered")
+
+
+def test_the_same_curve_on_the_default_loglog_axis_is_a_power_law_fit(tmp_path, toy_registry, store):
+    """Without `axis`, a rate is log-log: for c·ρ^t over steps 1..50 its slope is the least-squares slope of t·log ρ
+    against log t, not log ρ (step 0 has no log and is left out)."""
+    text = SEMILOG.replace("    axis: semilog\n", "").replace("x_range: [0, 50]", "x_range: [1, 50]")
+    v = _semilog(tmp_path, toy_registry, store, -1.0, [RHO] * 3, text)
+    t = np.arange(1, 51)
+    assert v.ours == [pytest.approx(np.polyfit(np.log(t), t * math.log(RHO), 1)[0], abs=1e-9)]
+    assert "log-log slope of loss" in v.detail
+
+
+def test_a_semilog_rate_across_settings_fits_log_metric_against_x_metric(tmp_path, toy_registry, store):
+    """error = 2·0.5^norm in every seed, across three settings: the slope of log error against norm is log 0.5."""
+    text = TOY_HEADER + """defaults: {seeds: 3, scale: cpu-full}
+claims:
+  - id: halves-per-unit
+    kind: rate
+    metric: error
+    x_metric: norm
+    axis: semilog
+    cells: [{method: toy_noisy, task: toy_target, method_config: {noise: 0.01}}, {method: toy_noisy, task: toy_target},
+            {method: toy_noisy, task: toy_target, method_config: {noise: 0.5}}]
+    expect: {slope: -0.6931, tolerance: 0.001}
+"""
+    registry = with_claims(tmp_path, toy_registry, text)
+    for noise, norm in ((0.01, -1.0), (0.1, 0.5), (0.5, 3.0)):  # a semilog x may be negative; only values are logged
+        for seed in range(3):
+            cell = make_cell(registry, Entry("toy_noisy", {"noise": noise}), Entry("toy_target"), seed)
+            store.save(RunRecord(cell, "done", 2, {"error": 2 * 0.5**norm, "norm": norm}, {}), runner="local")
+    (v,) = evaluate_paper(load_paper(registry, "toy-paper"), store, registry)
+    assert v.verdict == "reproduced" and v.ours == [pytest.approx(math.log(0.5), abs=1e-12)], v.detail
+    assert "log error vs norm (per-seed slopes over 3 seeds)" in v.detail
+
+
+def test_a_rate_says_which_seed_has_no_positive_values_to_take_the_log_of(tmp_path, toy_registry, store):
+    registry = with_claims(tmp_path, toy_registry, SEMILOG.replace("SLOPE", "-0.1"))
+    for seed, sign in enumerate((1.0, -1.0, 1.0)):
+        cell = make_cell(registry, Entry("toy_noisy", {}), Entry("toy_target"), seed)
+        store.save(RunRecord(cell, "done", 2, {"error": 1.0}, {"loss": [(t, sign * RHO**t) for t in STEPS]}),
+                   runner="local")
+    (v,) = evaluate_paper(load_paper(registry, "toy-paper"), store, registry)
+    assert v.verdict == "not reproduced" and v.ours_text == "n/a"
+    assert "fewer than two positive points to fit a slope (a rate takes the log of its values): loss in seed(s) 1" \
+        in v.detail
+
+
+@pytest.mark.parametrize("edit, message", [
+    (("axis: semilog", "axis: linear"), r"axis 'linear' unknown; allowed: loglog, semilog$"),
+    (("x_range: [0, 50]\n    axis: semilog\n", "x_range: [0, 50]\n"),
+     r"a loglog rate takes log step, so x_range must start above 0, got \[0.0, 50.0\]; axis: semilog fits"),
+    (("x_range: [0, 50]", "x_range: [50, 0]"), r"x_range must be \[first step, last step\], got \[50.0, 0.0\]"),
+    (("    curve: loss\n", "    curve: loss\n    x_metric: norm\n"), "a rate fits either a curve"),
+    (("expect: {slope: SLOPE, tolerance: 0.05}", "expect: {slope: -0.1, tol: 0.05}"),
+     r"unknown expect key\(s\) tol; allowed: slope, tolerance$"),
+    (("kind: rate", "kind: bound"), "axis belongs to a rate claim"),
+    (("    axis: semilog\n", "    axis: semilog\n    tolerance: 0.05\n"),
+     r"unknown key\(s\) tolerance; allowed: id, .*\(a tolerance is a key of expect\)$"),
+])
+def test_a_bad_rate_is_refused_in_one_line_naming_what_is_allowed(tmp_path, toy_registry, edit, message):
+    text = SEMILOG.replace(*edit).replace("SLOPE", "-0.1")
+    if "kind: bound" in text:
+        text = text.replace("expect: {slope: -0.1, tolerance: 0.05}", "expect: {max: 1}")
+    with pytest.raises(BenchError, match=message) as refused:
+        load_paper(with_claims(tmp_path, toy_registry, text), "toy-paper")
+    assert "\n" not in str(refused.value)
+
+
+def test_a_rate_of_a_metric_that_can_be_negative_is_refused(tmp_path, toy_registry, monkeypatch):
+    """The log of a value needs it positive: a metric whose family declares it may go below 0 cannot be a rate's."""
+    from bench.spec import Metric
+
+    real = Registry.declared_metrics
+
+    def signed(self, family):
+        declared = real(self, family)
+        return replace(declared, metrics={**declared.metrics, "norm": Metric(True, "", False, "", bounds=(-1.0, None))})
+
+    monkeypatch.setattr(Registry, "declared_metrics", signed)
+    text = SEMILOG.replace("metric: error\n    curve: loss\n    x_range: [0, 50]", "metric: norm\n    x_metric: error")
+    with pytest.raises(BenchError, match=r"a rate fits log norm, which needs positive values, but norm can be "
+                                         r"negative \(declared range \(-1.0, None\)\)"):
+        load_paper(with_claims(tmp_path, toy_registry, text.replace("SLOPE", "-0.1")), "toy-paper")
+
+
+@pytest.mark.parametrize("expect, message", [
+    ("{rtol: 0.1, atol: 1}", "a value claim's expect gives one tolerance"),
+    ("{tolerance: 0.1}", r"unknown expect key\(s\) tolerance; allowed: atol, rtol, factor"),
+])
+def test_a_value_claims_tolerance_is_one_key_of_expect(tmp_path, toy_registry, expect, message):
+    text = TOY_HEADER + f"""claims:
+  - {{id: v, kind: value, scale: cpu-full, metric: error, cells: {{method: toy_noisy, task: toy_target}},
+     paper_value: 2.1, expect: {expect}}}
+"""
+    with pytest.raises(BenchError, match=message):
+        load_paper(with_claims(tmp_path, toy_registry, text), "toy-paper")

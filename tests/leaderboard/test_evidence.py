@@ -1,11 +1,20 @@
-"""leaderboard/evidence.py against textbook answers: Student's t interval, Holm's adjustment, power tables."""
+"""leaderboard/claims/statistics.py against textbook answers: Student's t interval, Holm's adjustment, power tables."""
 
 import math
 
 import numpy as np
 import pytest
 
-from leaderboard.evidence import Condition, Estimate, Decision, estimate, holm, holm_level, seeds_needed, slope_estimate
+from leaderboard.claims.statistics import (
+    Condition,
+    Decision,
+    Estimate,
+    estimate,
+    holm,
+    holm_level,
+    seeds_needed,
+    slope_estimate,
+)
 
 
 def test_the_t_interval_is_the_textbook_one():

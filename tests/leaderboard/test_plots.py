@@ -46,6 +46,18 @@ def test_rate_of_a_curve_shades_the_fit_window_and_fits_inside_it_only():
     assert sum(t.name == "seeds" for t in figure.data) == 2  # every seed's curve
 
 
+def test_a_semilog_rate_draws_log_y_against_the_step_itself():
+    """c·ρ^t: on a semi-log plot a straight line of slope log ρ per step, the step axis linear."""
+    steps = np.arange(0, 51)
+    seeds = np.array([2.0 * 0.9**steps, 5.0 * 0.9**steps])
+    claim = _claim("rate", {"slope": -0.105, "tolerance": 0.01}, curve="loss", x_range=(0, 50), axis="semilog")
+    figure = rate_figure(claim, _data([[0.0, 0.0]]), [(steps, seeds)])
+    fitted = _trace(figure, "fitted slope")
+    assert fitted.name == "fitted slope -0.105"
+    assert abs(np.polyfit(fitted.x, np.log(fitted.y), 1)[0] - np.log(0.9)) < 1e-9
+    assert figure.layout.xaxis.type is None and figure.layout.yaxis.type == "log"
+
+
 def test_ordering_plots_per_seed_gaps_in_the_claimed_direction():
     claim = _claim("ordering", {"order": "decreasing", "min_gap": 0.5}, 2)
     figure = ordering_figure(claim, _data([[3.0, 2.0, 1.0], [1.0, 2.5, 0.0]]))

@@ -1,4 +1,4 @@
-"""A claim's criterion on its per-seed values: the conditions its interval must meet (leaderboard/evidence.py).
+"""A claim's criterion on its per-seed values: the conditions its interval must meet (claims/statistics.py).
 
 Each kind reduces to conditions on estimated quantities, decided by their 95 % intervals:
 
@@ -7,8 +7,9 @@ Each kind reduces to conditions on estimated quantities, decided by their 95 % i
 * ordering: every adjacent pair's paired per-seed gap in the claimed direction above the margin: `min_gap` (metric
   units; negative for non-inferiority), `slack` (a relative tolerance: −slack·|first mean|), `min_ratio` (on the
   per-seed log ratio, log r), or 0 (strict: "X beats Y" needs a gap surely above 0);
-* rate: the fitted slope inside expect.slope ± tolerance: per seed (each run's own log-log fit) with the t interval
-  over seeds, or one least-squares fit when there is one seed;
+* rate: the fitted slope inside expect.slope ± tolerance: per seed (each run's own fit of log value against log x,
+  or against x itself on a semilog axis) with the t interval over seeds, or one least-squares fit when there is one
+  seed;
 * tracking: the advantage |corr(x_metric, metric)| − |corr(against, metric)| over runs at least min_advantage, with
   a bootstrap over runs.
 
@@ -19,15 +20,13 @@ conditions: they can stop a claim from being reproduced, never make it so on the
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from leaderboard.evidence import ALPHA, Condition, Decision, Estimate, estimate, slope_estimate
-
-if TYPE_CHECKING:
-    from leaderboard.claims import Claim
+from leaderboard.claims.model import Claim
+from leaderboard.claims.statistics import ALPHA, Condition, Decision, Estimate, estimate, slope_estimate
 
 TRACKING_RESAMPLES = 2_000
 
@@ -56,7 +55,6 @@ class Judged:
     extra_ok: bool = True      # seeds_holding met (or not asked)
     extra_note: str = ""
     partial: str = ""          # the relation holds, but per-group paper values differ beyond tolerance
-    notes: list[str] = field(default_factory=list)
 
 
 def fmt(x: float) -> str:
@@ -128,7 +126,8 @@ def judge_ordering(claim: Claim, labels, values: np.ndarray, seeds: int) -> Judg
     det, method = bool(claim.deterministic), claim.interval
     means = [float(np.nanmean(row)) if np.isfinite(row).any() else float("nan") for row in values]
     conditions = []
-    for (la, a), (lb, b), mean_a in zip(zip(labels, values), zip(labels[1:], values[1:]), means, strict=False):
+    groups = list(zip(labels, values, strict=True))
+    for (la, a), (lb, b), mean_a in zip(groups, groups[1:], means, strict=False):
         if "min_ratio" in expect:
             r = float(expect["min_ratio"])
             ok = (a > 0) & (b > 0)
@@ -169,15 +168,14 @@ def judge_ordering(claim: Claim, labels, values: np.ndarray, seeds: int) -> Judg
 
 def judge_rate(claim: Claim, fits: list[tuple[np.ndarray, np.ndarray]], what: str,
                labels=(), values: np.ndarray | None = None) -> Judged:
-    """`fits`: per seed, the (x, y) points of its log-log fit (positive points only are kept)."""
+    """`fits`: per seed, the (x, y) points of its fit of log y against log x (claim.axis loglog) or against x itself
+    (semilog: the per-step rate, slope log ρ); only points the logs are defined at are kept."""
     slopes = []
     for x, y in fits:
-        keep = (x > 0) & (y > 0) & np.isfinite(x) & np.isfinite(y)
-        slopes.append(float(np.polyfit(np.log(x[keep]), np.log(y[keep]), 1)[0]) if keep.sum() >= 2 else float("nan"))
+        fx, fy = fit_points(x, y, claim.axis)
+        slopes.append(float(np.polyfit(fx, fy, 1)[0]) if len(fx) >= 2 else float("nan"))
     if len(fits) == 1:
-        x, y = fits[0]
-        keep = (x > 0) & (y > 0) & np.isfinite(x) & np.isfinite(y)
-        e = slope_estimate(np.log(x[keep]), np.log(y[keep]))
+        e = slope_estimate(*fit_points(*fits[0], claim.axis))
     else:
         e = estimate(slopes, claim.interval, bool(claim.deterministic))
     target, tol = float(claim.expect["slope"]), float(claim.expect.get("tolerance", 0.1))
@@ -187,6 +185,15 @@ def judge_rate(claim: Claim, fits: list[tuple[np.ndarray, np.ndarray]], what: st
     per_seed = "one least-squares fit" if len(fits) == 1 else f"per-seed slopes over {len(fits)} seeds"
     return Judged(Decision(conditions), [e.value], f"slope {e.value:.3f}",
                   f"{what} ({per_seed}); expected {target:g} ± {tol:g}", cells)
+
+
+def fit_points(x: np.ndarray, y: np.ndarray, axis: str) -> tuple[np.ndarray, np.ndarray]:
+    """The points a rate fits: (log x, log y) on a loglog axis, (x, log y) on a semilog one; a point whose log is
+    undefined (a value at or below 0) or that is not finite is left out."""
+    keep = (y > 0) & np.isfinite(x) & np.isfinite(y)
+    if axis == "loglog":
+        keep &= x > 0
+    return (np.log(x[keep]) if axis == "loglog" else x[keep]), np.log(y[keep])
 
 
 def judge_tracking(claim: Claim, tracked: np.ndarray, tracker: np.ndarray, baseline: np.ndarray) -> Judged:
