@@ -16,8 +16,8 @@ from bench.errors import BenchError
 from leaderboard import claims as claims_lib
 from leaderboard import queries
 from leaderboard.cards import fmt_significant
-from leaderboard.plots import spans_decades
 from leaderboard.export import place
+from leaderboard.plots import spans_decades
 from leaderboard.ui.common import TTL_S, choice, html_table, keep_in_url, link, registry, store
 
 
@@ -59,10 +59,12 @@ def ranked(rows: list[queries.BoardRow]) -> list[dict]:
         if not r.registered:
             notes.append("method no longer registered (its file is gone): shown, not checked")
         mark = fidelity.get(r.method, "")
+        # the numbers right after the method: on a narrow screen they are in view before the table scrolls
         out.append({"rank": place(r), "method": r.method + ("" if mark in ("", "faithful") else f" [{mark}]"),
-                    "config": r.config_label, "n": r.n, "mean": fmt_significant(r.mean),
-                    "95 % CI": f"[{fmt_significant(r.ci_low)}, {fmt_significant(r.ci_high)}]",
-                    "std": fmt_significant(r.std), "note": "; ".join(notes), "hardware": r.hardware})
+                    "mean": fmt_significant(r.mean),
+                    "95 % CI": f"[{fmt_significant(r.ci_low)}, {fmt_significant(r.ci_high)}]", "n": r.n,
+                    "config": r.config_label, "std": fmt_significant(r.std), "note": "; ".join(notes),
+                    "hardware": r.hardware})
     return out
 
 
@@ -73,7 +75,7 @@ def _figure(rows: list[queries.BoardRow], markers: list[claims_lib.Marker]) -> g
         x=labels, y=[r.mean for r in rows], name="ours (mean over seeds, 95 % CI)", marker_color=colors,
         error_y=dict(type="data", symmetric=False, array=[r.ci_high - r.mean for r in rows],
                      arrayminus=[r.mean - r.ci_low for r in rows])))
-    hits = [(label, m) for label, r in zip(labels, rows) for m in markers
+    hits = [(label, m) for label, r in zip(labels, rows, strict=True) for m in markers
             if m.method == r.method and m.method_label == r.config_label and m.metric == r.metric]
     if hits:
         figure.add_trace(go.Scatter(x=[h[0] for h in hits], y=[h[1].value for h in hits], mode="markers",
