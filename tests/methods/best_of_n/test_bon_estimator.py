@@ -13,7 +13,7 @@ def test_exact_expectation_by_default():
     prob = problem(np.ones(10), 16)
     result, scores, _ = run(bon_estimator, prob)
     assert result.samples == 0 and result.kl_std_error is None and result.win_rate is None
-    assert result.kl == pytest.approx(1.7561, abs=1e-4)            # spec §7, L = 10, n = 16
+    assert result.kl == pytest.approx(1.7561, abs=1e-4)            # §4's estimator, exactly: L = 10, n = 16
     assert scores["error_to_exact"] == pytest.approx(1.7561 - 1.7331, abs=2e-4)
     assert "win_rate" not in scores
 

@@ -24,7 +24,8 @@ def test_sft_loss_is_smoothed_ce_of_the_models_logits(small_world, beta):  # noq
 
 
 def test_sft_loss_temperature_scales_the_logits(small_world):  # noqa: F811
-    # τ: ℓ_τ = τ · CE_β(z / τ) (spec §3.1), done by dividing the hidden states (the LM head has no bias)
+    # τ: ℓ_τ = τ · CE_β(z / τ) (the authors' code's temperature), done by dividing the hidden states (the LM head
+    # has no bias)
     _, problem = small_world
     ids, labels = problem.sft_input_ids[:10], problem.sft_labels[:10]
     logits = problem.model(input_ids=ids).logits[:, :-1] / 0.5

@@ -130,7 +130,8 @@ def test_tli_intersection_of_the_toy_vocabularies():
 
 
 def test_tli_acceptance_beats_the_union_baseline_analytically():
-    """Σ_{x∈I} min(p, q') ≥ Σ_{x∈I} min(p, q) for random p, q and random intersections (spec §3.3)."""
+    """Σ_{x∈I} min(p, q') ≥ Σ_{x∈I} min(p, q) for random p, q and random intersections (TLI, the
+    paper's Algorithm 4: never worse than the union baseline)."""
     rng = np.random.default_rng(0)
     for _ in range(200):
         p, q = rng.dirichlet(np.ones(12) * 0.3), rng.dirichlet(np.ones(12) * 0.3)

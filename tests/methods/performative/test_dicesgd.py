@@ -1,4 +1,5 @@
-"""DiceSGD: error feedback removes the clipping bias and keeps the O(1/t) rate (spec §3.2, §9)."""
+"""DiceSGD: error feedback removes the clipping bias and keeps the O(1/t) rate (the paper's remedy 2; our
+checks in docs/papers/clipped-sgd-performative.md)."""
 
 from dataclasses import replace
 

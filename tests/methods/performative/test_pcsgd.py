@@ -1,4 +1,5 @@
-"""PCSGD converges to the clipped fixed point θ_∞(c), not to θ_PS (spec §3.1, §9)."""
+"""PCSGD converges to the clipped fixed point θ_∞(c), not to θ_PS (the paper's Theorems 1-2; our checks in
+docs/papers/clipped-sgd-performative.md)."""
 
 from dataclasses import replace
 

@@ -1,4 +1,4 @@
-"""PCSGD with the μ̃-aware constant step ("Opt", spec §3.3): the step rule and its advantage."""
+"""PCSGD with the μ̃-aware constant step ("Opt", the paper's remedy 1): the step rule and its advantage."""
 
 import math
 from dataclasses import replace

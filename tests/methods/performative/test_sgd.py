@@ -1,4 +1,5 @@
-"""Projected SGD without clipping: unbiased, but DP noise must scale with G (spec §5)."""
+"""Projected SGD without clipping: unbiased, but DP noise must scale with G (the paper's SGD baseline and
+its DP corollary)."""
 
 import numpy as np
 import pytest

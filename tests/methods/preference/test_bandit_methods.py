@@ -1,4 +1,4 @@
-"""DPO, EPA, IPO on the tabular bandit world (EPA spec §7.1): EPA → DPO, the DPO minimiser's non-uniqueness,
+"""DPO, EPA, IPO on the tabular bandit world (docs/papers/epa.md): EPA → DPO, the DPO minimiser's non-uniqueness,
 negatives."""
 
 import math
@@ -10,9 +10,9 @@ import torch
 from bench.context import RunContext
 from bench.registry import Registry
 from methods.preference import dpo, dpo_mix_p, epa, hypo, ipo, logo, sft, simplemix, simpo
+from methods.preference._bandit import BanditPolicy
 from methods.preference._losses import dpo_loss, ipo_loss
 from tasks.preference import BanditPreferenceProblem, preference_bandit, score
-from methods.preference._bandit import BanditPolicy
 
 BETA = 0.1
 
@@ -29,7 +29,7 @@ def _moved_policy(world, seed=0):
 
 
 def test_epa_with_one_strong_and_no_weak_negative_is_dpo_on_best_vs_worst(world):
-    """L_EPA(k_s = 1, k_w = 0, w = 1) == L_DPO (spec §7.1, < 1e-6): value and gradient, then whole runs."""
+    """L_EPA(k_s = 1, k_w = 0, w = 1) == L_DPO (EPA's reduction to DPO, < 1e-6): value and gradient, then whole runs."""
     policy = _moved_policy(world)
     every = list(range(len(world.lists)))
     value = epa.bandit_objective(world, epa.Config(strong_negatives=1, weak_negatives=0), None)(policy)(every)

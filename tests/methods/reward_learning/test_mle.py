@@ -12,7 +12,7 @@ from methods.reward_learning import mle
 from methods.reward_learning._bt import fit_bt
 from tasks.reward_learning import clones, kkt_residual, score
 
-SPEC_P = np.array([[0.5, 0.7, 0.4], [0.3, 0.5, 0.55], [0.6, 0.45, 0.5]])  # romance, art, food (spec §7.1)
+SPEC_P = np.array([[0.5, 0.7, 0.4], [0.3, 0.5, 0.55], [0.6, 0.45, 0.5]])  # romance, art, food: our world's targets
 
 
 def with_food_clones(k: int) -> np.ndarray:

@@ -27,7 +27,8 @@ def test_equals_cvxpy_optimum(seed):
 
 
 def test_equal_weights_reduce_to_the_mle_with_m_lambda():
-    """w ≡ 1/m: the weighted objective is (1/m²)× the standard one with λ_std = m·λ (spec §2.3)."""
+    """w ≡ 1/m: the weighted objective is (1/m²)× the standard one with λ_std = m·λ (Eq. 2 with
+    uniform weights against Eq. 1)."""
     win, _, lam = random_instance(11, n=7)
     np.testing.assert_allclose(fit_bt(win, np.full(7, 1 / 7), lam), fit_bt(win, np.ones(7), 7 * lam), atol=1e-10)
 

@@ -16,7 +16,7 @@ def test_linear_convergence_in_the_new_class(aligned, seed):
     assert result.stop_reason == "target" and s["reached"] == 1.0
     for counter in ("grad_f", "grad_g", "matvec"):
         assert s[f"log10_slope_{counter}"] < 0
-        assert s[f"r2_{counter}"] > 0.99        # spec §7: last 50 % of the run
+        assert s[f"r2_{counter}"] > 0.99        # the fit over the last 50 % of the run (docs/papers/bilinear-saddle.md)
         assert s[f"r2_tail_{counter}"] > 0.99   # and the whole range 1e-2 → 1e-8
 
 

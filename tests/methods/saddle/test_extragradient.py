@@ -1,4 +1,4 @@
-"""Extragradient: linear in the paper's new class (spec §7 check 1), κ¹ gradients, (L/μ)² products."""
+"""Extragradient: linear in the paper's new class (its claim 2), κ¹ gradients, (L/μ)² products."""
 
 import pytest
 

@@ -1,4 +1,5 @@
-"""The safety residual space's linear algebra against known answers (spec §3.1–3.2, §6.6)."""
+"""The safety residual space's linear algebra against known answers (the fine-tuning
+shift's SVD, its effective rank and its dominant direction, as the paper defines them)."""
 
 import numpy as np
 import pytest

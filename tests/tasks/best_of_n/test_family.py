@@ -11,13 +11,26 @@ import numpy as np
 import pytest
 from scipy.integrate import quad
 
-from tasks.best_of_n import (METRICS, BestOfNProblem, BestOfNResult, bon_kl, bon_pmf, bon_win_rate,
-                             collision_probability, estimator_term, expected_estimator, kl_formula, mid_quantiles,
-                             score, win_rate_bound)
+from tasks.best_of_n import (
+    METRICS,
+    BestOfNProblem,
+    BestOfNResult,
+    bon_kl,
+    bon_pmf,
+    bon_win_rate,
+    collision_probability,
+    estimator_term,
+    expected_estimator,
+    kl_formula,
+    mid_quantiles,
+    score,
+    win_rate_bound,
+)
 
 
 def brute_force(probs, rewards, n):
-    """π_n and the win rate by enumerating all K^n draws; ties: the later index wins (spec §2)."""
+    """π_n and the win rate by enumerating all K^n draws; ties: the later index wins (the paper assumes distinct
+    rewards, its Assumption 2.1; a fixed order breaks ties)."""
     K = len(probs)
     key = lambda i: (rewards[i], i)  # noqa: E731 - the fixed total order
     pmf = np.zeros(K)

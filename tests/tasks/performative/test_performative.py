@@ -1,4 +1,5 @@
-"""Scalar quadratic task: ground truth against closed forms (spec §6.1, §9)."""
+"""Scalar quadratic task: ground truth against closed forms (the paper's quadratic experiment, from its poster and
+project page; our constants in docs/papers/clipped-sgd-performative.md)."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""The tabular bandit world (EPA spec §7.1): its data against its definition, exact metrics against hand
+"""The tabular bandit world (docs/papers/epa.md): its data against its definition, exact metrics against hand
 computations."""
 
 import dataclasses
@@ -11,9 +11,16 @@ import numpy as np
 import pytest
 
 from bench.context import RunContext
-from tasks.preference import (BanditPreferenceProblem, BanditPreferenceResult, bandit_win_rate, masked_slope1_metrics,
-                              score, slope1_metrics, value_at_kl)
-from tasks.preference import preference_bandit
+from tasks.preference import (
+    BanditPreferenceProblem,
+    BanditPreferenceResult,
+    bandit_win_rate,
+    masked_slope1_metrics,
+    preference_bandit,
+    score,
+    slope1_metrics,
+    value_at_kl,
+)
 from tasks.preference._bandit import rank_lists, true_reward
 
 

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
+from bench.configs import build_config
 from bench.context import RunContext
 from bench.errors import BenchError
-from bench.configs import build_config
 from tasks.reward_learning import clones
 
 
@@ -14,7 +14,8 @@ def _build(**overrides):
 
 
 def test_hard_preferences_are_the_spec_target_matrix():
-    """g → ∞, no within-theme term: p(rom ≻ art) = 0.70, p(rom ≻ food) = 0.40, p(art ≻ food) = 0.55 (spec §7.1)."""
+    """g → ∞, no within-theme term: p(rom ≻ art) = 0.70, p(rom ≻ food) = 0.40, p(art ≻ food) = 0.55 (the targets
+    tasks/reward_learning/clones.py builds its world to)."""
     p = _build(per_theme=1, clones=0, gap=60.0, lipschitz=0.0, spread=0.0).win
     np.testing.assert_allclose(p, [[0.5, 0.7, 0.4], [0.3, 0.5, 0.55], [0.6, 0.45, 0.5]], atol=1e-12)
 

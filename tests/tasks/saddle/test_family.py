@@ -6,8 +6,17 @@ import numpy as np
 import pytest
 
 from bench.context import RunContext
-from tasks.saddle import (SaddleResult, condition_numbers, effective_smoothness, first_reach, haar_orthogonal,
-                          linear_fit, score_record, spectrum, trace_record)
+from tasks.saddle import (
+    SaddleResult,
+    condition_numbers,
+    effective_smoothness,
+    first_reach,
+    haar_orthogonal,
+    linear_fit,
+    score_record,
+    spectrum,
+    trace_record,
+)
 from tasks.saddle import saddle_coupling_curvature as r4
 
 
@@ -125,7 +134,7 @@ def test_haar_orthogonal_and_spectrum():
 
 
 def test_delta_and_kappa_reduce_to_the_known_special_cases():
-    # (ii) f SC, g affine, B full row rank: √κ_xy = (L_xy/μ_xy)·√(L_x/μ_x), OPAPC's B-count (spec §3)
+    # (ii) f SC, g affine, B full row rank: √κ_xy = (L_xy/μ_xy)·√(L_x/μ_x), OPAPC's B-count (Salim et al., 2022)
     k = condition_numbers(L_x=2.0, mu_x=0.02, L_y=0.0, mu_y=0.0, L_xy=3.0, mu_xy=0.3, mu_yx=0.0)
     assert k["delta_x"] == 0.02 and k["delta_y"] == pytest.approx(0.3**2 / 2.0)
     assert math.sqrt(k["kappa_xy"]) == pytest.approx((3.0 / 0.3) * math.sqrt(2.0 / 0.02))

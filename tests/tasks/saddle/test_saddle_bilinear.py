@@ -1,4 +1,4 @@
-"""R3, pure bilinear instance: affine f and g, square nonsingular B (spec §7)."""
+"""R3, pure bilinear instance: affine f and g, square nonsingular B (the paper's special case (iii))."""
 
 import math
 
@@ -7,8 +7,7 @@ import pytest
 
 from bench.context import RunContext
 from tasks.saddle.saddle_bilinear import Config, build
-from tests.tasks.saddle._checks import (assert_constants_match_the_spectra, assert_exact_saddle_point,
-                                        assert_seeded)
+from tests.tasks.saddle._checks import assert_constants_match_the_spectra, assert_exact_saddle_point, assert_seeded
 
 
 def make(**overrides):

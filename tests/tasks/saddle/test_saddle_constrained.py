@@ -1,4 +1,5 @@
-"""R2, linearly constrained instance: g affine, B wide with full row rank (spec §7)."""
+"""R2, linearly constrained instance: g affine, B wide with full row rank (the paper's special case
+(ii), OPAPC's)."""
 
 import math
 
@@ -7,8 +8,7 @@ import pytest
 
 from bench.context import RunContext
 from tasks.saddle.saddle_constrained import Config, build
-from tests.tasks.saddle._checks import (assert_constants_match_the_spectra, assert_exact_saddle_point,
-                                        assert_seeded)
+from tests.tasks.saddle._checks import assert_constants_match_the_spectra, assert_exact_saddle_point, assert_seeded
 
 
 def make(**overrides):
@@ -35,7 +35,7 @@ def test_the_saddle_point_solves_the_constrained_problem():
 
 
 def test_kappa_xy_is_the_opapc_order():
-    # spec §3's consistency check of the δ definitions: √κ_xy = (L_xy/μ_xy)·√(L_x/μ_x)
+    # the δ definitions' consistency check in case (ii): √κ_xy = (L_xy/μ_xy)·√(L_x/μ_x), OPAPC's B-products
     for mu_x, mu_xy in [(0.01, 0.1), (0.04, 0.25), (0.0025, 0.05)]:
         p = make(mu_x=mu_x, mu_xy=mu_xy)
         assert math.sqrt(p.kappa_xy) == pytest.approx((1.0 / mu_xy) * math.sqrt(1.0 / mu_x), rel=1e-9)

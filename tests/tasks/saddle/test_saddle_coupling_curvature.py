@@ -1,12 +1,12 @@
-"""R4, the paper's new class: f, g convex but not strongly convex, curvature from B (spec §3, §7)."""
+"""R4, the paper's new class: f, g convex but not strongly convex, curvature from B (the paper's claim 2: linear
+convergence for smooth, non-strongly-convex f and g)."""
 
 import numpy as np
 import pytest
 
 from bench.context import RunContext
 from tasks.saddle.saddle_coupling_curvature import Config, aligned_spectra, build
-from tests.tasks.saddle._checks import (assert_constants_match_the_spectra, assert_exact_saddle_point,
-                                        assert_seeded)
+from tests.tasks.saddle._checks import assert_constants_match_the_spectra, assert_exact_saddle_point, assert_seeded
 
 
 def make(**overrides):
@@ -27,7 +27,7 @@ def test_f_and_g_are_not_strongly_convex_but_the_coupling_is_nonsingular(aligned
     eA, eC = np.linalg.eigvalsh(p.data.A), np.linalg.eigvalsh(p.data.C)
     assert np.sum(np.abs(eA) < 1e-12) == 25 and np.sum(np.abs(eC) < 1e-12) == 25
     assert p.mu_x == p.mu_y == 0.0 and p.mu_xy == p.mu_yx == pytest.approx(0.1)
-    # δ_x = μ_yx²/L_y, δ_y = μ_xy²/L_x, κ_x = κ_y = L_x L_y/μ_xy² (spec §3 claim 2)
+    # δ_x = μ_yx²/L_y, δ_y = μ_xy²/L_x, κ_x = κ_y = L_x L_y/μ_xy² (the paper's claim 2: g*(Bx) strongly convex)
     assert p.delta_x == pytest.approx(0.01) and p.delta_y == pytest.approx(0.01)
     assert p.kappa_x == pytest.approx(100.0) and p.kappa_xy == pytest.approx(1e4)
 

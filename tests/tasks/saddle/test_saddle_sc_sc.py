@@ -1,4 +1,5 @@
-"""R1, SC-SC instance: exact saddle point, constants, and the singular-B default (spec §7)."""
+"""R1, SC-SC instance: exact saddle point, constants, and the singular-B default (the paper's special
+case (i))."""
 
 import math
 
@@ -6,8 +7,7 @@ import pytest
 
 from bench.context import RunContext
 from tasks.saddle.saddle_sc_sc import Config, build
-from tests.tasks.saddle._checks import (assert_constants_match_the_spectra, assert_exact_saddle_point,
-                                        assert_seeded)
+from tests.tasks.saddle._checks import assert_constants_match_the_spectra, assert_exact_saddle_point, assert_seeded
 
 
 def make(**overrides):
