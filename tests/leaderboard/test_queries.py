@@ -4,9 +4,9 @@ import subprocess
 
 import pytest
 
+from bench.errors import BenchError
 from bench.spec import Cell, RunRecord
 from leaderboard.export import render
-from bench.errors import BenchError
 from leaderboard.queries import config_label, leaderboard_rows, status_counts, summarize, summary_from_sums
 
 
@@ -121,8 +121,8 @@ def test_skewed_values_get_a_bootstrap_interval():
 
 
 def test_completeness_counts_each_status_and_the_missing(filled, toy_registry):
-    from leaderboard.queries import completeness
     from bench.cells import Entry, make_cell
+    from leaderboard.queries import completeness
 
     keys = [make_cell(toy_registry, Entry("toy_noisy", {"noise": 0.1}), Entry("toy_target"), s).run_key
             for s in range(5)]

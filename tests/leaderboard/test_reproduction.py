@@ -76,7 +76,7 @@ def test_expected_costs_use_the_closest_stored_runs(store):
         store.save(RunRecord(cell, status, 1, {"e": 1.0}, wall_s=wall), runner="local")
 
     stored = [_cell({"x": 1}, s) for s in range(3)]
-    for cell, wall in zip(stored, (2.0, 4.0, 9.0)):
+    for cell, wall in zip(stored, (2.0, 4.0, 9.0), strict=True):
         save(cell, wall)
     save(_cell({"x": 1}, 5), 1000.0, status="failed")  # a failure says nothing about the cost
     save(Cell("m", "t", 0, {}, {"x": 3}), 20.0)  # the same method and task in another setting
