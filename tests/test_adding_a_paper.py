@@ -42,6 +42,7 @@ class Walk:
     after: list[dict]   # ... and after section 9
     lock: dict          # the verdict lock written in section 6
     pytest_output: list[str]
+    checks: dict[str, str]  # `bench check NAME`'s output (stdout, then stderr) by NAME
 
 
 def _heading_line(heading: str) -> int:
@@ -70,7 +71,9 @@ def walk(tmp_path_factory) -> Walk:
     lock = yaml.safe_load((tree / "leaderboard" / "verdicts" / f"{SLUG}.yaml").read_text(encoding="utf-8"))
     second = run_document([b for b in every if b.line > cut], tree, env, {})
     pytest_output = [r.result.stdout for r in (*first, *second) if " pytest " in f" {r.command} "]
-    return Walk(tree, store, env, before, _claims_json(tree, env), lock, pytest_output)
+    checks = {r.command.split()[-1]: r.result.stdout + r.result.stderr for r in (*first, *second)
+              if r.command.startswith("bench check")}
+    return Walk(tree, store, env, before, _claims_json(tree, env), lock, pytest_output, checks)
 
 
 def _row(rows: list[dict], claim: str) -> dict:
@@ -103,6 +106,14 @@ def test_the_pages_tests_ran_and_passed(walk):
     for output in walk.pytest_output:
         passed = re.search(r"(\d+) passed", output)
         assert passed and int(passed.group(1)) >= 1 and not re.search(r"\d+ (failed|error|skipped)", output), output
+
+
+def test_bench_check_passes_the_method_the_task_and_the_paper(walk):
+    assert set(walk.checks) == {"james_stein", "gaussian_means", SLUG}
+    for name, output in walk.checks.items():
+        counted = re.search(r"(\d+) of (\d+) checks passed", output)
+        assert counted and counted.group(1) == counted.group(2) and int(counted.group(1)) >= 4, (name, output)
+        assert "fail" not in output.replace("failed", ""), output
 
 
 def test_section_6_gives_the_verdicts_the_page_states(walk):
@@ -186,9 +197,10 @@ def test_the_claims_reference_is_a_valid_file_that_uses_every_key(walk):
     assert claims["a-semilog-rate"]["axis"] == "semilog" and claims["a-rate"]["axis"] == "loglog"
     assert claims["a-no-harm"]["no_harm"] is True and claims["a-check"]["role"] == "check"
     assert "a-value" in claims["oracle-separates"]["gates"]
-    dry = subprocess.run([sys.executable, "-m", "bench", "reproduce", slug, "--controls", "--dry-run"],
-                         cwd=walk.tree, env=walk.env, capture_output=True, text=True, timeout=300)
-    assert dry.returncode == 0, dry.stderr[-2000:]  # every cell, controls and switched-off ones too, builds
+    for command in (["reproduce", slug, "--controls", "--dry-run"], ["check", slug]):  # every cell builds, and so on
+        done = subprocess.run([sys.executable, "-m", "bench", *command], cwd=walk.tree, env=walk.env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
 
 
 def test_the_blocks_left_out_are_the_app_the_browser_and_the_reference():
