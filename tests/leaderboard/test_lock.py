@@ -133,7 +133,7 @@ def test_a_damaged_lock_is_a_one_line_error_naming_it(tmp_path):
 
 def test_the_reproduction_summary_says_how_many_holding_claims_lack_their_negative_control(paper_and_registry, store,
                                                                                           capsys):
-    from app.cli import _print_paper_counts
+    from app.verdicts import print_paper_counts as _print_paper_counts
     paper, registry = paper_and_registry
     _fill(store, registry, {noise: runs for noise, runs in RUNS.items() if noise != 0.02})
     _print_paper_counts([paper], store, registry, None)

@@ -1,0 +1,1 @@
+"""One module per `bench` command (or per small group of them); app/cli.py assembles them."""
