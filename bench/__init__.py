@@ -1,4 +1,4 @@
-"""The core of the reproduction platform: registry, cells, execution, storage, CLI.
+"""The core of the reproduction platform: registry, cells, execution and storage (the CLI is app/).
 
 Depends on no method or task; heavy libraries are imported only where they are used.
 """

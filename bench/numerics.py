@@ -18,8 +18,8 @@ variables must be set before torch's first operation: `bench` calls `pin()` when
 
 `fingerprint()` hashes the weights after a few AdamW steps of a small conv + transformer model: equal
 fingerprints mean equal float operations, so a verdict lock records its machine's and the lock test compares
-verdicts only where they are equal (tests/leaderboard/test_verdict_lock.py). Measured on this machine: ATen at
-AVX512 instead of AVX2, oneDNN unpinned, or two threads instead of one each change it.
+verdicts only where they are equal (tests/leaderboard/test_verdict_lock.py). On an AVX512 Xeon, ATen at AVX512
+instead of AVX2, oneDNN unpinned, or two threads instead of one each change it.
 """
 
 from __future__ import annotations

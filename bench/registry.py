@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.util
+import logging
 import re
 import threading
 from dataclasses import dataclass, field
@@ -32,6 +33,8 @@ from bench.configs import coerce, field_types, type_name
 from bench.errors import BenchError
 from bench.spec import Metric, Resources
 from bench.switches import Switch, parse_switches
+
+_log = logging.getLogger(__name__)
 
 KINDS = ("method", "task")
 ENTRY_POINT_GROUPS = {"method": "bench.methods", "task": "bench.tasks"}
@@ -380,7 +383,9 @@ class Registry:
     #
     # Each falls back to the imported module when it is already imported (exact, and free) or when
     # the static reader cannot compute the value (a default made by a function call, a name bound in
-    # an `if`, ...; bench.static lists what it reads). tests/bench/test_registry.py checks that both
+    # an `if`, ...; bench.static lists what it reads): the reader says so by raising static.NotStatic, the only
+    # exception that falls back (logged at INFO); any other is a bug of the reader and surfaces.
+    # tests/bench/test_registry.py checks that both
     # ways agree for every registered method, task and family.
 
     @cached_property
@@ -393,8 +398,8 @@ class Registry:
             if key not in self._static:
                 try:
                     self._static[key] = read()
-                except (static.NotStatic, SyntaxError, OSError, KeyError, TypeError, ValueError, AttributeError,
-                        IndexError, ZeroDivisionError, StopIteration):
+                except static.NotStatic as exc:  # anything else is a bug of the reader: it surfaces
+                    _log.info("%s read by importing its module: %s", " ".join(map(str, key)), exc)
                     self._static[key] = imported()
             return self._static[key]
 

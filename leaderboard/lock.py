@@ -13,14 +13,11 @@ changes is a diff in review, never a silent re-pin.
 
 from __future__ import annotations
 
-import ast
-import hashlib
 import math
 import os
 import platform
 from dataclasses import replace
 from datetime import date
-from pathlib import Path
 
 from bench.numerics import fingerprint
 from bench.provenance import cpu_model, git_state, package_versions
@@ -41,6 +38,7 @@ from leaderboard.claims.reference import (  # noqa: F401 - some re-exported: the
     write_lock,
 )
 from leaderboard.claims.verdict import Verdict
+from leaderboard.inputs import ROOT, closure, digest
 
 
 def machine() -> str:
@@ -77,65 +75,14 @@ def make_lock(paper: Paper, verdicts: list[Verdict], store: Store, registry: Reg
                 inputs=paper_inputs(paper, registry))
 
 
-ROOT = Path(__file__).resolve().parent.parent
-INPUT_PACKAGES = ("bench", "methods", "tasks")
-
-
 def paper_inputs(paper: Paper, registry: Registry) -> str:
-    """sha256 of what a paper's verdicts depend on: its claims file, constraints.txt, and the source of every module
-    in the import closure of its methods and tasks (claims, controls and switched-off cells) within the repository's
-    bench/, methods/ and tasks/. The lock test compares a paper whose digest changed since its lock on every run."""
-    names = {g.method for c in paper.claims for g in claim_groups(c, True, paper, registry)}
-    tasks = {g.task for c in paper.claims for g in claim_groups(c, True, paper, registry)}
-    modules = ({registry.listing("method", n).module for n in names}
-               | {registry.listing("task", n).module for n in tasks})
-    files = {registry.paper_path(paper.slug), ROOT / "constraints.txt"}
-    todo = list(modules)
-    while todo:
-        path = _module_file(todo.pop())
-        if path is None or path in files:
-            continue
-        files.add(path)
-        todo.extend(_imports(path))
-    digest = hashlib.sha256()
-    for path in sorted(files):
-        if path.is_file():
-            digest.update(str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name).encode())
-            digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def _module_file(module: str) -> Path | None:
-    if module.split(".")[0] not in INPUT_PACKAGES:
-        return None
-    base = ROOT.joinpath(*module.split("."))
-    for path in (base.with_suffix(".py"), base / "__init__.py"):
-        if path.is_file():
-            return path
-    return None
-
-
-def _imports(path: Path) -> list[str]:
-    """The repository modules a file imports (absolute and relative, at any depth: imports inside functions count),
-    with the packages on their way (a package's __init__ runs first)."""
-    package = ".".join(path.relative_to(ROOT).with_suffix("").parts)
-    if path.name == "__init__.py":
-        package = package.rsplit(".", 1)[0] + ".__init__"
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found += [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parent = package.split(".")[:-node.level]
-                base = ".".join([*parent, *([base] if base else [])])
-            found += [base] + [f"{base}.{a.name}" for a in node.names]
-    out = []
-    for name in found:
-        parts = name.split(".")
-        out += [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
-    return out
+    """The digest of what a paper's verdicts depend on (leaderboard/inputs.py): its claims file, constraints.txt,
+    and the code of the import closure of its methods and tasks (claims, controls and switched-off cells). The lock
+    test compares a paper whose digest changed since its lock on every run."""
+    groups = [g for c in paper.claims for g in claim_groups(c, True, paper, registry)]
+    modules = ({registry.listing("method", g.method).module for g in groups}
+               | {registry.listing("task", g.task).module for g in groups})
+    return digest(closure(modules) | {registry.paper_path(paper.slug), ROOT / "constraints.txt"})
 
 
 def _num(x: float) -> float:

@@ -3,12 +3,9 @@
 The local runner forks one child per cell, and a child starts with the driver's modules only. The
 driver never imports torch, transformers or a family's packages (it must never run a torch op: see
 runners/local.py), so every child imported them afresh, most of them lazily, from inside the
-method's code. Measured on this machine (one worker, one thread, cached models built beforehand),
-seconds per forked cell without and with inherited imports: preference_world dpo 5.0 / 1.4,
-sft_calibration sft_ce 5.5 / 1.7, hetero_vocab_pairs speculative 4.2 / 0.5, anm_synthetic gene
-5.3 / 2.4, multi_source_linear wdro 0.70 / 0.19 (`benchmarks/core_overhead.py --imports` prints
-three such pairs). The 2,479 cells of `bench reproduce --all --controls --workers 2` went from 3,541
-to 2,350 s of wall time, 7,013 to 4,657 CPU-seconds, every number but the wall-clock ones the same.
+method's code. Inheriting them saves most of that import time per forked cell, every number but the
+wall-clock ones the same (`benchmarks/core_overhead.py --imports` measures it; docs/performance.md has the
+current figures).
 
 So a child reports the names of the modules its cell imported (`imported_since`), and the driver
 imports them itself (`import_here`) before it forks the next cells. Importing runs no torch op and

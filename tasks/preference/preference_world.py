@@ -97,7 +97,7 @@ def sft_policy(config: Config, cache_dir: str | Path) -> tuple[str, bool]:
     `config.world_seed` must be set."""
     if config.model not in TINY_SHAPES:
         return config.model, False
-    # version 2: entries written by the family's pre-commit code are not what this code trains; they are not reused
+    # the version: entries written by earlier code of the family are not what this code trains; they are not reused
     settings = {"model": config.model, "teacher_quality": config.teacher_quality, "sft_examples": config.sft_examples,
                 "sft_steps": config.sft_steps, "sft_lr": config.sft_lr, "world_seed": config.world_seed, "version": 3}
     return str(cached_dir(cache_dir, settings, partial(_train_sft, config))), True

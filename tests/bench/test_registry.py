@@ -287,3 +287,25 @@ def test_full_config_refuses_what_build_config_refuses(registry):
         assert str(read.value) == str(built.value)
     assert fresh.full_config("method", "pcsgd", {"c": 2}) == dict(make_cell(registry, Entry("pcsgd", {"c": 2}),
                                                                              Entry("performative"), 0).method_config)
+
+
+def test_only_not_static_falls_back_and_the_registry_says_so(caplog):
+    """A value the reader cannot compute (NotStatic) is imported, with an INFO line naming it; any other exception
+    is a bug of the reader and surfaces instead of hiding behind an import."""
+    import logging
+
+    from bench.static import NotStatic
+
+    registry = Registry([])
+
+    def cannot() -> int:
+        raise NotStatic("a default made by a call")
+
+    def broken() -> int:
+        raise KeyError("config")
+
+    with caplog.at_level(logging.INFO, logger="bench.registry"):
+        assert registry._read(("config", "method", "m"), cannot, lambda: 7) == 7
+    assert "config method m read by importing its module: a default made by a call" in caplog.text
+    with pytest.raises(KeyError, match="config"):
+        registry._read(("config", "method", "other"), broken, lambda: 7)

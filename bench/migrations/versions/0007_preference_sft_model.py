@@ -26,7 +26,7 @@ default), under the former key; runs kept at upgrade (a non-empty `model`) are a
 
 Revision ID: 0007_preference_sft_model
 Revises: 0006_run_identity
-Create Date: 2026-12-12
+Create Date: 2026-12-05
 """
 
 import json

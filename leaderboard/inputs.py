@@ -1,0 +1,130 @@
+"""What a paper's verdicts depend on, as one digest: the lock records it, and CI compares each paper whose digest moved.
+
+The inputs are the paper's claims file (its data: comments and layout aside), constraints.txt (the pinned
+package versions), and the code of every module in the import closure of its methods and tasks (claims, controls and
+switched-off cells) within the repository's bench/, methods/ and tasks/. Code is hashed as the interpreter sees it,
+not as it is typed: the module's syntax tree without docstrings (comments never reach it), with each run of
+consecutive import statements in sorted order, so a reworded docstring, a re-wrapped line or sorted imports never
+send a paper to be compared again, while any change to what runs does.
+
+Three core modules are left out: the registry, its static reader and the error types (bench/registry.py,
+bench/static.py, bench/errors.py). They decide which module serves a name and how a refusal reads, never what a run
+computes; a change there that served the wrong module or value fails the unit tiers on every family. The configs'
+coercion (bench/configs.py), the numerics pin (bench/__init__.py, bench/numerics.py) and everything else a run
+executes stay in.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+INPUT_PACKAGES = ("bench", "methods", "tasks")
+NOT_INPUTS = frozenset({"bench.registry", "bench.static", "bench.errors"})
+
+
+def digest(files: set[Path]) -> str:
+    """sha256 (first 16 hex digits) over the files in path order: each one's repository path, then its content (a
+    .py file's code by `normalized`, a YAML file's data, any other file's bytes)."""
+    out = hashlib.sha256()
+    for path in sorted(files):
+        if path.is_file():
+            out.update(str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name).encode())
+            out.update(_content(path))
+    return out.hexdigest()[:16]
+
+
+def _content(path: Path) -> bytes:
+    if path.suffix == ".py":
+        return normalized(path.read_text(encoding="utf-8")).encode()
+    if path.suffix in (".yaml", ".yml"):   # a claims file: its data, not its comments or layout
+        return json.dumps(yaml.safe_load(path.read_text(encoding="utf-8")), sort_keys=True, default=str).encode()
+    return path.read_bytes()
+
+
+def closure(modules: set[str]) -> set[Path]:
+    """The files of `modules` and of every repository module they import, transitively (imports inside functions
+    count; a package's __init__ counts for each module under it), within INPUT_PACKAGES and outside NOT_INPUTS."""
+    files: set[Path] = set()
+    todo = list(modules)
+    while todo:
+        path = module_file(todo.pop())
+        if path is None or path in files:
+            continue
+        files.add(path)
+        todo.extend(imports(path))
+    return files
+
+
+def normalized(source: str) -> str:
+    """The code of a module as its runs see it: the syntax tree without docstrings, each run of consecutive imports
+    sorted (and the names within each `from` import), dumped without line numbers."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and _is_docstring(body[0])):
+            node.body = body[1:] or [ast.Pass()]
+        for name in ("body", "orelse", "finalbody"):
+            statements = getattr(node, name, None)
+            if isinstance(statements, list) and statements and isinstance(statements[0], ast.stmt):
+                setattr(node, name, _imports_sorted(statements))
+    return ast.dump(tree, annotate_fields=False, include_attributes=False)
+
+
+def module_file(module: str) -> Path | None:
+    if module.split(".")[0] not in INPUT_PACKAGES or module in NOT_INPUTS:
+        return None
+    base = ROOT.joinpath(*module.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def imports(path: Path) -> list[str]:
+    """The repository modules a file imports (absolute and relative, at any depth: imports inside functions count),
+    with the packages on their way (a package's __init__ runs first)."""
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    if path.name == "__init__.py":
+        package = package.rsplit(".", 1)[0] + ".__init__"
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[:-node.level]
+                base = ".".join([*parent, *([base] if base else [])])
+            found += [base] + [f"{base}.{a.name}" for a in node.names]
+    out = []
+    for name in found:
+        parts = name.split(".")
+        out += [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    return out
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+            and isinstance(statement.value.value, str))
+
+
+def _imports_sorted(statements: list[ast.stmt]) -> list[ast.stmt]:
+    out: list[ast.stmt] = []
+    run: list[ast.stmt] = []
+    for statement in [*statements, None]:
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            statement.names = sorted(statement.names, key=lambda a: (a.name, a.asname or ""))
+            run.append(statement)
+            continue
+        out += sorted(run, key=ast.dump)
+        run = []
+        if statement is not None:
+            out.append(statement)
+    return out
