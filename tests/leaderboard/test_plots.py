@@ -90,3 +90,14 @@ def test_tracking_draws_each_predictor_standardised_with_its_absolute_correlatio
     assert norm.name == "norm (|r| 1.00)" and spread.name == "spread (|r| 0.00)"
     np.testing.assert_allclose(norm.x, error.ravel() / error.std())  # error is centred already
     np.testing.assert_allclose(spread.y, error.ravel())
+
+
+def test_a_line_is_drawn_at_its_value_and_labelled_at_its_log_on_a_log_axis():
+    """Plotly places a shape at the value itself but an annotation, on a log axis, at the value's log10."""
+    claim = _claim("bound", {"max": 0.01}, 2)
+    figure = claim_figure(claim, _data([[1e-5, 2e-5], [1e-2, 3e-2]]))
+    line, label = figure.layout.shapes[0], figure.layout.annotations[0]
+    assert figure.layout.yaxis.type == "log" and line.y0 == line.y1 == 0.01
+    assert label.text == "max" and label.y == -2.0
+    linear = claim_figure(_claim("bound", {"max": 2.0}, 1), _data([[1.0, 1.5]]))
+    assert linear.layout.annotations[0].y == 2.0
