@@ -18,7 +18,6 @@ import yaml
 
 from bench.errors import BenchError
 
-
 INT_LIMIT = 2**31 - 1  # the default bound of an integer field: |value| <= this (a Config field may state its own)
 _ASCII_INT = re.compile(r"[+-]?[0-9]+")
 _ASCII_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?"

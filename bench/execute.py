@@ -21,11 +21,11 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
+from bench import provenance
 from bench.configs import build_config
 from bench.context import DeadlineExceeded, RunContext
 from bench.errors import BenchError
 from bench.observe import check_declared, observing
-from bench import provenance
 from bench.registry import Registry
 from bench.spec import Cell, RunRecord, Status
 

@@ -63,7 +63,7 @@ def closure(modules: set[str]) -> set[Path]:
 
 def normalized(source: str) -> str:
     """The code of a module as its runs see it: the syntax tree without docstrings, each run of consecutive imports
-    sorted (and the names within each `from` import), dumped without line numbers."""
+    sorted one name per import, dumped without line numbers."""
     tree = ast.parse(source)
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
@@ -116,15 +116,22 @@ def _is_docstring(statement: ast.stmt) -> bool:
 
 
 def _imports_sorted(statements: list[ast.stmt]) -> list[ast.stmt]:
+    """Each run of consecutive imports as one import per name, in sorted order: `from m import a, b` and two
+    separate `from m import` lines are the same code."""
     out: list[ast.stmt] = []
     run: list[ast.stmt] = []
     for statement in [*statements, None]:
         if isinstance(statement, (ast.Import, ast.ImportFrom)):
-            statement.names = sorted(statement.names, key=lambda a: (a.name, a.asname or ""))
-            run.append(statement)
+            run += [_one_name(statement, alias) for alias in statement.names]
             continue
         out += sorted(run, key=ast.dump)
         run = []
         if statement is not None:
             out.append(statement)
     return out
+
+
+def _one_name(statement: ast.Import | ast.ImportFrom, alias: ast.alias) -> ast.stmt:
+    if isinstance(statement, ast.Import):
+        return ast.Import(names=[alias])
+    return ast.ImportFrom(module=statement.module, names=[alias], level=statement.level)

@@ -25,8 +25,7 @@ import numpy as np
 from bench.context import RunContext
 from bench.registry import method
 from methods.best_of_n import _common
-from tasks.best_of_n import (BestOfNProblem, BestOfNResult, bon_pmf_ranked, estimator_term, expected_estimator,
-                             ranked)
+from tasks.best_of_n import BestOfNProblem, BestOfNResult, bon_pmf_ranked, estimator_term, expected_estimator, ranked
 
 # a short run, for the conformance suite (tests/test_conformance.py)
 SMOKE = {"samples": 100}

@@ -15,9 +15,15 @@ from dataclasses import dataclass
 
 from bench.context import RunContext
 from bench.registry import method
-from tasks.best_of_n import (BestOfNProblem, BestOfNResult, bon_pmf, kl_divergence, kl_formula, win_rate_bound,
-                             win_rate_of)
-
+from tasks.best_of_n import (
+    BestOfNProblem,
+    BestOfNResult,
+    bon_pmf,
+    kl_divergence,
+    kl_formula,
+    win_rate_bound,
+    win_rate_of,
+)
 
 SWITCHED_OFF = ("a reference (the exact best-of-n distribution, the paper's Lemma in closed form): the paper's "
                 "theorems are about what it computes, there is no mechanism to switch off")

@@ -18,7 +18,6 @@ from bench.context import RunContext
 from bench.registry import method
 from tasks.best_of_n import BestOfNProblem, BestOfNResult, kl_formula, win_rate_bound
 
-
 SWITCHED_OFF = ("a baseline of the paper (the folklore formula log n − (n−1)/n and n/(n+1) that it refutes): there "
                 "is no mechanism of the paper to switch off")
 

@@ -34,7 +34,6 @@ from bench.registry import method
 from methods.best_of_n import _common
 from tasks.best_of_n import BestOfNProblem, BestOfNResult, bon_kl, kl_divergence, mid_quantiles, win_rate_of
 
-
 SWITCHED_OFF = ("a comparator of the paper (the KL-regularised RL optimum at best-of-n's KL, §7): there is no "
                 "mechanism of the paper to switch off")
 

@@ -31,7 +31,6 @@ from bench.registry import method
 from methods.best_of_n import _common
 from tasks.best_of_n import BestOfNProblem, BestOfNResult, bon_kl, kl_divergence, win_rate_of
 
-
 SWITCHED_OFF = ("a comparator of the paper (rewind-and-repeat at best-of-n's KL, §6): there is no mechanism of the "
                 "paper to switch off")
 

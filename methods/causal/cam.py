@@ -29,7 +29,6 @@ from bench.registry import method
 from methods.causal import _common
 from tasks.causal import CausalProblem, CausalResult, ancestors_matrix, topological_order
 
-
 SWITCHED_OFF = "a baseline of the paper (CAM): there is no mechanism of the paper to switch off"
 
 

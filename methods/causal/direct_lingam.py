@@ -19,7 +19,6 @@ from bench.context import RunContext
 from bench.registry import method
 from tasks.causal import CausalProblem, CausalResult
 
-
 SWITCHED_OFF = ("a baseline (DirectLiNGAM, linear; not in the paper's tables): there is no mechanism of the paper to "
                 "switch off")
 

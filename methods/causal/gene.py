@@ -21,6 +21,7 @@ silent. Deviations, recorded in leaderboard/papers/gene-causal.yaml too:
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 from bench.context import RunContext
 from bench.registry import method
 from methods.causal import _gene_common

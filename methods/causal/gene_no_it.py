@@ -11,6 +11,7 @@ Fidelity: faithful (the paper's ablation); the `gene` deviations apply.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 from bench.context import RunContext
 from bench.registry import method
 from methods.causal import _gene_common

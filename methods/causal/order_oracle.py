@@ -26,7 +26,6 @@ from bench.registry import method
 from methods.causal import _common
 from tasks.causal import CausalProblem, CausalResult, topological_order
 
-
 SWITCHED_OFF = ("a reference, not a paper's method (reads the generator's true causal order: the ANM world's "
                 "positive control): there is no mechanism of the paper to switch off")
 

@@ -18,7 +18,6 @@ from bench.registry import method
 from methods.causal import _common
 from tasks.causal import CausalProblem, CausalResult
 
-
 SWITCHED_OFF = "a baseline of the paper (R²-SortnRegress): there is no mechanism of the paper to switch off"
 
 

@@ -20,7 +20,6 @@ from bench.registry import method
 from methods.causal import _common
 from tasks.causal import CausalProblem, CausalResult
 
-
 SWITCHED_OFF = ("a baseline (Var-SortnRegress, the varsortability check): there is no mechanism of the paper to "
                 "switch off")
 

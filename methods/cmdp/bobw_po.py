@@ -37,7 +37,6 @@ from bench.registry import method
 from methods.cmdp._fs_podb import Config, run_primal_dual_po
 from tasks.cmdp import CMDPProblem, CMDPResult
 
-
 # a short run, for the conformance suite (tests/test_conformance.py)
 SMOKE: dict = {}
 

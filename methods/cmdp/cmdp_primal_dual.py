@@ -25,7 +25,6 @@ from bench.registry import method
 from methods.cmdp import _common
 from tasks.cmdp import CMDPProblem, CMDPResult
 
-
 # a short run, for the conformance suite (tests/test_conformance.py)
 SMOKE: dict = {}
 

@@ -25,6 +25,7 @@ import torch
 from methods.decoding._cache import CachedLM
 from tasks.decoding import DecodingProblem, DecodingResult
 
+
 @dataclass
 class Counts:
     """Tallies of one solve() call (local state, never shared between runs)."""

@@ -42,8 +42,18 @@ import torch
 
 from bench.context import RunContext
 from bench.registry import method
-from methods.erasure._common import (add_lora, augmented_prompt, esd_target, merge, mse, noisy, paper_timestep,
-                                     partial_sample, prompt_with, times)
+from methods.erasure._common import (
+    add_lora,
+    augmented_prompt,
+    esd_target,
+    merge,
+    mse,
+    noisy,
+    paper_timestep,
+    partial_sample,
+    prompt_with,
+    times,
+)
 from tasks.erasure import RESOURCES, ErasureProblem, ErasureResult, euler_sample, record_last_block
 
 SMOKE = {"iterations": 4}

@@ -24,8 +24,16 @@ from dataclasses import dataclass
 
 from bench.context import RunContext
 from bench.registry import method
-from methods.erasure._common import (esd_target, finetune, frozen_copy, mse, paper_timestep, partial_sample,
-                                     text_stream_parameters, times)
+from methods.erasure._common import (
+    esd_target,
+    finetune,
+    frozen_copy,
+    mse,
+    paper_timestep,
+    partial_sample,
+    text_stream_parameters,
+    times,
+)
 from tasks.erasure import RESOURCES, ErasureProblem, ErasureResult
 
 SMOKE = {"iterations": 4}

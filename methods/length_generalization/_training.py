@@ -19,7 +19,8 @@ import numpy as np
 import torch
 
 from bench.context import RunContext
-from bench.toolkit import models, training as training_loop
+from bench.toolkit import models
+from bench.toolkit import training as training_loop
 from bench.toolkit.cache import cached_dir, source_digest
 from methods.length_generalization import _lm, _regression
 from tasks import length_generalization as family

@@ -30,8 +30,20 @@ from torch import nn
 
 from bench.context import RunContext
 from bench.registry import method
-from methods.multimodal._common import (adamw, as_tokens, batches_per_epoch, cosine, info_nce, masked_mean, minibatches,
-                                        schedule, seeded_torch, set_schedule, splits, trainable_params)
+from methods.multimodal._common import (
+    adamw,
+    as_tokens,
+    batches_per_epoch,
+    cosine,
+    info_nce,
+    masked_mean,
+    minibatches,
+    schedule,
+    seeded_torch,
+    set_schedule,
+    splits,
+    trainable_params,
+)
 from tasks.multimodal import PairedProblem, RetrievalResult
 
 SMOKE = {"epochs": 2}

@@ -41,8 +41,19 @@ import torch.nn.functional as F
 
 from bench.context import RunContext
 from bench.registry import method
-from methods.multimodal._common import (adamw, as_tokens, batches_per_epoch, cosine, info_nce, minibatches, schedule,
-                                        seeded_torch, set_schedule, splits, trainable_params)
+from methods.multimodal._common import (
+    adamw,
+    as_tokens,
+    batches_per_epoch,
+    cosine,
+    info_nce,
+    minibatches,
+    schedule,
+    seeded_torch,
+    set_schedule,
+    splits,
+    trainable_params,
+)
 from methods.multimodal._moe import SOURCE, TARGET, M3Predictor
 from tasks.multimodal import DIRECTIONS, PairedProblem, RetrievalResult
 

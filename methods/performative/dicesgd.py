@@ -33,7 +33,6 @@ from bench.registry import method
 from methods.performative import _common
 from tasks.performative import PerformativeProblem, PerformativeResult
 
-
 # a short run, for the conformance suite (tests/test_conformance.py)
 SMOKE = {"T": 500}
 

@@ -32,7 +32,7 @@ from bench.spec import Resources
 from methods.preference._bandit import PAIRS, bandit_objective, solve_bandit, validate_bandit
 from methods.preference._common import TrainingSettings, validate_common, validate_sampling
 from methods.preference._dpo import solve_mix
-from tasks.preference import (BanditPreferenceProblem, BanditPreferenceResult, PreferenceProblem, PreferenceResult)
+from tasks.preference import BanditPreferenceProblem, BanditPreferenceResult, PreferenceProblem, PreferenceResult
 
 SMOKE = {"n_samples": 2, "batch_size": 8, "bandit_steps": 200}
 SOURCES = ("off", "on")

@@ -21,8 +21,15 @@ from bench.context import RunContext
 from bench.registry import method
 from bench.spec import Resources
 from bench.toolkit.causal_lm import sample, sequence_logprobs, train
-from methods.preference._common import (TrainingSettings, completions, evaluate, implicit_reward, learning_rate,
-                                        load_models, validate_common)
+from methods.preference._common import (
+    TrainingSettings,
+    completions,
+    evaluate,
+    implicit_reward,
+    learning_rate,
+    load_models,
+    validate_common,
+)
 from methods.preference._losses import dpo_loss
 from tasks.preference import PreferenceProblem, PreferenceResult
 

@@ -33,8 +33,15 @@ from bench.registry import method
 from bench.spec import Resources
 from bench.toolkit.causal_lm import sequence_logprobs, train
 from methods.preference._bandit import solve_bandit, validate_bandit
-from methods.preference._common import (TrainingSettings, completions, evaluate, implicit_reward, learning_rate,
-                                        load_models, validate_common)
+from methods.preference._common import (
+    TrainingSettings,
+    completions,
+    evaluate,
+    implicit_reward,
+    learning_rate,
+    load_models,
+    validate_common,
+)
 from methods.preference._losses import epa_loss
 from tasks.preference import BanditPreferenceProblem, BanditPreferenceResult, PreferenceProblem, PreferenceResult
 

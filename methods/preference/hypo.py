@@ -23,8 +23,15 @@ from bench.context import RunContext
 from bench.registry import method
 from bench.spec import Resources
 from bench.toolkit.causal_lm import sample, sequence_logprobs
-from methods.preference._common import (TrainingSettings, completions, evaluate, implicit_reward, load_models,
-                                        train_pairs, validate_common)
+from methods.preference._common import (
+    TrainingSettings,
+    completions,
+    evaluate,
+    implicit_reward,
+    load_models,
+    train_pairs,
+    validate_common,
+)
 from methods.preference._losses import dpo_loss
 from tasks.preference import PreferenceProblem, PreferenceResult
 

@@ -22,10 +22,16 @@ from bench.context import RunContext
 from bench.registry import method
 from bench.spec import Resources
 from methods.preference._bandit import PAIRS, bandit_objective, solve_bandit, validate_bandit
-from methods.preference._common import (TrainingSettings, evaluate, implicit_reward, load_models, train_pairs,
-                                        validate_common)
+from methods.preference._common import (
+    TrainingSettings,
+    evaluate,
+    implicit_reward,
+    load_models,
+    train_pairs,
+    validate_common,
+)
 from methods.preference._losses import ipo_loss
-from tasks.preference import (BanditPreferenceProblem, BanditPreferenceResult, PreferenceProblem, PreferenceResult)
+from tasks.preference import BanditPreferenceProblem, BanditPreferenceResult, PreferenceProblem, PreferenceResult
 
 SMOKE = {"batch_size": 8, "bandit_steps": 200}
 

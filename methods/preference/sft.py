@@ -18,8 +18,14 @@ from bench.context import RunContext
 from bench.registry import method
 from bench.spec import Resources
 from bench.toolkit.causal_lm import sequence_logprobs, train
-from methods.preference._common import (TrainingSettings, completions, evaluate, learning_rate, load_models,
-                                        validate_common)
+from methods.preference._common import (
+    TrainingSettings,
+    completions,
+    evaluate,
+    learning_rate,
+    load_models,
+    validate_common,
+)
 from tasks.preference import PreferenceProblem, PreferenceResult
 
 SMOKE = {"batch_size": 8}

@@ -24,7 +24,6 @@ from bench.registry import method
 from methods.reward_learning._rules import RewardModelConfig, labelled_result, labels_from_rules, rules_skip, top_rules
 from tasks.reward_learning import RuleWorldProblem, RuleWorldResult
 
-
 # Adaptive selection off: with both selection weights 0 every rule scores 0 in _rules.top_rules, so every pair is
 # labelled by the same fixed rules (the sort's tie order, not the pair's relevance or discrepancy): static rules in
 # place of the paper's dynamic, per-pair ones; the labelling and the reward model are unchanged

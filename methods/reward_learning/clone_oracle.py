@@ -32,7 +32,6 @@ from bench.registry import method
 from methods.reward_learning._bt import fit_bt
 from tasks.reward_learning import ClonesProblem, ClonesResult
 
-
 SWITCHED_OFF = ("a reference, not a paper's method (reads the generator's clone attribution: the clones world's "
                 "positive control): there is no mechanism of the paper to switch off")
 

@@ -25,7 +25,6 @@ from bench.registry import method
 from methods.reward_learning._bt import fit_bt
 from tasks.reward_learning import ClonesProblem, ClonesResult
 
-
 SWITCHED_OFF = ("a baseline of the paper (the standard Bradley–Terry MLE, Eq. 1): there is no mechanism of the "
                 "paper to switch off")
 

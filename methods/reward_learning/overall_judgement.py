@@ -18,7 +18,6 @@ from bench.registry import method
 from methods.reward_learning._rules import RewardModelConfig, labelled_result, rules_skip
 from tasks.reward_learning import RuleWorldProblem, RuleWorldResult
 
-
 SWITCHED_OFF = ("a baseline of the paper (one holistic judgement per response): there is no mechanism of the paper "
                 "to switch off")
 

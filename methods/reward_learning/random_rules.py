@@ -18,7 +18,6 @@ from bench.registry import method
 from methods.reward_learning._rules import RewardModelConfig, labelled_result, labels_from_rules, rules_skip
 from tasks.reward_learning import RuleWorldProblem, RuleWorldResult
 
-
 SWITCHED_OFF = ("a baseline of the paper (RandomRules: labels from rules drawn at random): there is no mechanism of "
                 "the paper to switch off")
 

@@ -30,7 +30,6 @@ from bench.registry import method
 from methods.reward_learning._rules import RewardModelConfig, labelled_result
 from tasks.reward_learning import RuleWorldProblem, RuleWorldResult
 
-
 SWITCHED_OFF = ("a reference, not a paper's method (reads the generator's relevant rules: the rule world's positive "
                 "control): there is no mechanism of the paper to switch off")
 

@@ -31,7 +31,6 @@ from bench.registry import method
 from methods.saddle import _common
 from tasks.saddle import SaddleProblem, SaddleResult
 
-
 SWITCHED_OFF = ("a baseline of the paper (APDG, Kovalev, Gasnikov & Richtárik 2022; the outer scheme of "
                 "bgk_separated): there is no mechanism of the paper to switch off")
 

@@ -62,7 +62,6 @@ from bench.registry import method
 from methods.saddle import _common
 from tasks.saddle import SaddleProblem, SaddleResult, effective_smoothness
 
-
 # Preconditioning off: side = "none" runs the outer scheme alone, APDG on the unpreconditioned problem (plan() and
 # solve()'s branch without the Chebyshev S = S_n(BBᵀ) inner loop); it equals apdg(output="f", max_calls=10⁷) bit for
 # bit (tests/methods/saddle/test_switched_off.py)

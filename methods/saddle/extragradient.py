@@ -20,7 +20,6 @@ from bench.registry import method
 from methods.saddle import _common
 from tasks.saddle import SaddleProblem, SaddleResult
 
-
 SWITCHED_OFF = "a baseline of the paper (extragradient): there is no mechanism of the paper to switch off"
 
 

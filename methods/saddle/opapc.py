@@ -36,7 +36,6 @@ from bench.registry import method
 from methods.saddle import _common
 from tasks.saddle import SaddleProblem, SaddleResult
 
-
 SWITCHED_OFF = ("a baseline of the paper (OPAPC, Salim et al. 2022, for the affine-constraint regime): there is no "
                 "mechanism of the paper to switch off")
 

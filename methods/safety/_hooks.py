@@ -12,8 +12,11 @@ import numpy as np
 import torch
 
 # the stream's reading and ablation are the task's (its score applies a method's ablation itself); re-exported here
-from tasks.safety import (Ablation as Ablation, ablation as ablation, recording as _recording,
-                          stream_modules as stream_modules, stream_states as stream_states)
+from tasks.safety import Ablation as Ablation
+from tasks.safety import ablation as ablation
+from tasks.safety import recording as _recording
+from tasks.safety import stream_modules as stream_modules
+from tasks.safety import stream_states as stream_states
 
 
 def token_relevance(model, tokenizer, prompt: str, layer: int, direction: np.ndarray, device: str = "cpu"):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from methods.safety._hooks import Ablation, eligible, rewrite, trigger_removal
-from tasks.safety import ANALYSIS, TEST, RefusalProblem, chat_prompts, refusals as refusals
+from tasks.safety import ANALYSIS, TEST, RefusalProblem, chat_prompts
+from tasks.safety import refusals as refusals
 
 REFERENCES = ("harmless_mean", "zero")
 

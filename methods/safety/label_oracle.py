@@ -38,8 +38,16 @@ from bench.registry import method
 from methods.safety._directions import orient, shift_residual
 from methods.safety._hooks import stream_states
 from methods.safety._pipeline import REFERENCES, make_ablation, refusals
-from tasks.safety import (ANALYSIS, RefusalProblem, RefusalResult, Secondary, chat_prompts, components,
-                          secondary_effects, threshold_accuracy)
+from tasks.safety import (
+    ANALYSIS,
+    RefusalProblem,
+    RefusalResult,
+    Secondary,
+    chat_prompts,
+    components,
+    secondary_effects,
+    threshold_accuracy,
+)
 
 SWITCHED_OFF = "an oracle (reads the prompts' refusal and style labels), the world's positive control: none to remove"
 

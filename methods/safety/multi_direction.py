@@ -44,8 +44,19 @@ from bench.registry import method
 from methods.safety._directions import TAUS, orient, shift_residual
 from methods.safety._hooks import stream_states
 from methods.safety._pipeline import REFERENCES, ablate_and_attack, make_ablation
-from tasks.safety import (ANALYSIS, TEST, RefusalProblem, RefusalResult, Secondary, chat_prompts, components,
-                          effective_rank, probe_accuracy, secondary_effects, threshold_accuracy)
+from tasks.safety import (
+    ANALYSIS,
+    TEST,
+    RefusalProblem,
+    RefusalResult,
+    Secondary,
+    chat_prompts,
+    components,
+    effective_rank,
+    probe_accuracy,
+    secondary_effects,
+    threshold_accuracy,
+)
 
 SMOKE = {"secondary": 3}
 

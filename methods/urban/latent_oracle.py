@@ -18,11 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
 from bench.context import RunContext
 from bench.registry import method
 from tasks.urban import TwoCityProblem, TwoCityResult, ridge_transfer
-
 
 SWITCHED_OFF = ("a reference, not a paper's method (reads the synthetic world's true region mixtures: the world's "
                 "positive control): there is no mechanism of the paper to switch off")

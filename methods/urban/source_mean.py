@@ -17,7 +17,6 @@ from bench.context import RunContext
 from bench.registry import method
 from tasks.urban import TwoCityProblem, TwoCityResult
 
-
 SWITCHED_OFF = ("a baseline (the source city's mean indicator for every target region): there is no mechanism of "
                 "the paper to switch off")
 

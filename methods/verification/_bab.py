@@ -24,8 +24,20 @@ import torch
 
 from bench.context import RunContext
 from methods.verification._bounds import BOUNDS
-from tasks.verification import (FALSE_, TRUE_, And, InputSpace, VerificationProblem, VerificationResult, decide,
-                                interval, one_thread, sat_bounds, split_input_bounds, uses_outputs)
+from tasks.verification import (
+    FALSE_,
+    TRUE_,
+    And,
+    InputSpace,
+    VerificationProblem,
+    VerificationResult,
+    decide,
+    interval,
+    one_thread,
+    sat_bounds,
+    split_input_bounds,
+    uses_outputs,
+)
 
 RTOL = 1e-5  # a generator is finished when ub − lb <= RTOL·ub (probspecs' default)
 

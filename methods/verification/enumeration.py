@@ -16,9 +16,14 @@ from dataclasses import dataclass
 
 from bench.context import RunContext
 from bench.registry import method
-from tasks.verification import (VerificationProblem, VerificationResult, decide, exact_probabilities, interval,
-                                one_thread)
-
+from tasks.verification import (
+    VerificationProblem,
+    VerificationResult,
+    decide,
+    exact_probabilities,
+    interval,
+    one_thread,
+)
 
 SWITCHED_OFF = ("a baseline of the paper (exact enumeration of the discrete inputs): there is no mechanism of the "
                 "paper to switch off")

@@ -25,8 +25,16 @@ from scipy import stats
 from bench.context import RunContext
 from bench.registry import method
 from methods.verification._bab import flatten, root_box
-from tasks.verification import (And, VerificationProblem, VerificationResult, decide, holds, interval, one_thread,
-                                split_input_bounds)
+from tasks.verification import (
+    And,
+    VerificationProblem,
+    VerificationResult,
+    decide,
+    holds,
+    interval,
+    one_thread,
+    split_input_bounds,
+)
 
 SMOKE = {"max_samples": 20_000}
 

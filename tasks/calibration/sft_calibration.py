@@ -47,8 +47,18 @@ from bench.context import RunContext
 from bench.registry import task
 from bench.toolkit.cache import cached_dir
 from tasks.calibration import CalibrationProblem
-from tasks.calibration._world import (LETTERS, build_lm, build_tokenizer, encode, letter_ids,
-                                      load_lm, pretrain, pretraining_texts, question_text, vocabulary)
+from tasks.calibration._world import (
+    LETTERS,
+    build_lm,
+    build_tokenizer,
+    encode,
+    letter_ids,
+    load_lm,
+    pretrain,
+    pretraining_texts,
+    question_text,
+    vocabulary,
+)
 
 SFT_ANSWERS = ("mode", "random")
 WORLD = 2  # bumped whenever the generator's draws or the pre-training corpus change

@@ -31,6 +31,7 @@ import networkx as nx
 import numpy as np
 
 from bench.spec import Metric
+
 # what the family's methods may use of its worlds, beyond the problem and result types (they import no private
 # task module: tests/test_layers.py)
 from tasks.causal._sem import topological_order as topological_order

@@ -22,10 +22,11 @@ import numpy as np
 
 from bench.context import log_spaced_steps
 from bench.spec import Metric
-from tasks.cmdp._model import occupancy
+
 # what the family's methods may use of its worlds, beyond the problem and result types (they import no private
 # task module: tests/test_layers.py)
 from tasks.cmdp._model import flow_matrix as flow_matrix
+from tasks.cmdp._model import occupancy
 
 
 @dataclass(frozen=True, eq=False)

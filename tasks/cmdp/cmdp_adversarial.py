@@ -15,10 +15,8 @@ import numpy as np
 
 from bench.context import RunContext
 from bench.registry import task
-from tasks.cmdp import CMDPProblem
-from tasks.cmdp import _model
+from tasks.cmdp import CMDPProblem, _model
 from tasks.cmdp.cmdp_stochastic import assemble
-
 
 # the smallest instance, for the conformance suite (tests/test_conformance.py)
 SMALLEST = {"T": 200}

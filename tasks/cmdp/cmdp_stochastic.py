@@ -18,9 +18,7 @@ import numpy as np
 
 from bench.context import RunContext
 from bench.registry import task
-from tasks.cmdp import CMDPProblem
-from tasks.cmdp import _model
-
+from tasks.cmdp import CMDPProblem, _model
 
 # the smallest instance, for the conformance suite (tests/test_conformance.py)
 SMALLEST = {"T": 200}

@@ -18,8 +18,8 @@ import numpy as np
 import torch
 
 from bench.toolkit.cache import cached_dir
-from bench.toolkit.tokenizer import SPECIAL_TOKENS, train_bpe_tokenizer
 from bench.toolkit.models import tiny_model
+from bench.toolkit.tokenizer import SPECIAL_TOKENS, train_bpe_tokenizer
 from bench.toolkit.training import one_cycle, train
 from tasks.decoding import LM
 from tasks.decoding._corpus import alphabet, corpus

@@ -32,9 +32,11 @@ import numpy as np
 import torch
 
 from bench.spec import Metric, Resources
+
 # what the family's methods may use of its worlds, beyond the problem and result types (they import no private
 # task module: tests/test_layers.py)
-from tasks.erasure._flux import euler_sample as euler_sample, record_last_block as record_last_block
+from tasks.erasure._flux import euler_sample as euler_sample
+from tasks.erasure._flux import record_last_block as record_last_block
 
 
 @dataclass(frozen=True, eq=False)

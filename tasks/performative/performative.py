@@ -30,7 +30,6 @@ from bench.context import RunContext
 from bench.registry import task
 from tasks.performative import PerformativeProblem
 
-
 # the smallest instance, for the conformance suite (tests/test_conformance.py)
 SMALLEST = {"m": 50}
 

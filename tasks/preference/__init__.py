@@ -65,12 +65,13 @@ import numpy as np
 from bench.observe import Meter
 from bench.spec import Metric
 from tasks.preference._harness import LONGBENCH_CATEGORIES
-from tasks.preference._observe import Labeller, external_scores, probe_rewards, returned_model, training_share
 from tasks.preference._long_context import LENGTHS
-from tasks.preference._world import CATEGORIES
+
 # what the family's methods may use of its worlds, beyond the problem and result types (they import no private
 # task module: tests/test_layers.py)
 from tasks.preference._long_context import synthesize_positions as synthesize_positions
+from tasks.preference._observe import Labeller, external_scores, probe_rewards, returned_model, training_share
+from tasks.preference._world import CATEGORIES
 
 
 @dataclass(frozen=True, eq=False)

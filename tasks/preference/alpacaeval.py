@@ -70,8 +70,16 @@ from bench.toolkit.cache import cached_dir
 from bench.toolkit.causal_lm import load_causal_lm
 from bench.toolkit.models import TINY_SHAPES, save_model
 from tasks.preference import PreferenceProblem
-from tasks.preference._alpacaeval_lc import (find_gamed_baselines, fit_model, gamed_rows, instruction_difficulties,
-                                             length_controlled_win_rates, read_annotations, regulariser, win_rates)
+from tasks.preference._alpacaeval_lc import (
+    find_gamed_baselines,
+    fit_model,
+    gamed_rows,
+    instruction_difficulties,
+    length_controlled_win_rates,
+    read_annotations,
+    regulariser,
+    win_rates,
+)
 
 __all__ = ["Config", "build", "length_controlled_win_rates", "win_rates", "instruction_difficulties",
            "read_annotations"]

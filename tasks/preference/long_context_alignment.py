@@ -37,8 +37,17 @@ from bench.toolkit.models import TINY_SHAPES, save_model
 from bench.toolkit.tokenizer import train_bpe_tokenizer
 from tasks.preference import PreferenceProblem
 from tasks.preference._harness import HarnessSettings, external_eval, parse_lengths, parse_tasks, task_manager
-from tasks.preference._long_context import (FILLER, KEYS, KINDS, LENGTHS, VALUES, distractor_answers, exact_match,
-                                            make_example, prompt_text)
+from tasks.preference._long_context import (
+    FILLER,
+    KEYS,
+    KINDS,
+    LENGTHS,
+    VALUES,
+    distractor_answers,
+    exact_match,
+    make_example,
+    prompt_text,
+)
 
 SMALLEST = {"train_per_kind": 8, "eval_per_kind": 1}
 

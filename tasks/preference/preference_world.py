@@ -36,8 +36,7 @@ from bench.toolkit.causal_lm import load_causal_lm, sample, sequence_logprobs, t
 from bench.toolkit.models import TINY_SHAPES, save_model
 from bench.toolkit.tokenizer import train_bpe_tokenizer
 from tasks.preference import PreferenceProblem
-from tasks.preference._world import (POOL_QUALITY, annotate, gold_rewards, make_prompts, pool_response,
-                                     teacher_response)
+from tasks.preference._world import POOL_QUALITY, annotate, gold_rewards, make_prompts, pool_response, teacher_response
 
 TINY_WIDTH = {"n_embd": 64, "hidden_size": 64}   # CPU world: d = 64 (GPT-2 reads n_embd, Llama hidden_size)
 SMALLEST = {"train_per_category": 8, "eval_per_category": 2, "eval_samples": 1, "probe_per_category": 1}

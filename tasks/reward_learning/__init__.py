@@ -44,7 +44,6 @@ from scipy.stats import spearmanr
 from bench.spec import Metric
 from tasks.reward_learning._rewardbench import SUBSET_METRICS, rewardbench_scores
 
-
 # ---- clones ------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, eq=False)

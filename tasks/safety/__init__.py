@@ -39,16 +39,29 @@ import numpy as np
 
 from bench.observe import Misreport
 from bench.spec import Metric
+
+# the scorer's analyses of the shift; threshold_accuracy, components and effective_rank are the methods' too
+from tasks.safety._analyses import ANALYSIS as ANALYSIS
+from tasks.safety._analyses import RANK_TAU as RANK_TAU
+from tasks.safety._analyses import TEST as TEST
+from tasks.safety._analyses import Secondary as Secondary
+from tasks.safety._analyses import check_secondary, shift_analyses
+from tasks.safety._analyses import components as components
+from tasks.safety._analyses import effective_rank as effective_rank
+from tasks.safety._analyses import probe_accuracy as probe_accuracy
+from tasks.safety._analyses import secondary_effects as secondary_effects
+from tasks.safety._analyses import threshold_accuracy as threshold_accuracy
+
 # what the family's methods may use of its worlds, beyond the problem and result types (they import no private
 # task module: tests/test_layers.py)
-from tasks.safety._lm import chat_prompts as chat_prompts, encode as encode, last_index as last_index
-from tasks.safety._stream import (Ablation as Ablation, ablation as ablation, recording as recording,
-                                  stream_modules as stream_modules, stream_states as stream_states)
-# the scorer's analyses of the shift; threshold_accuracy, components and effective_rank are the methods' too
-from tasks.safety._analyses import (ANALYSIS as ANALYSIS, RANK_TAU as RANK_TAU, TEST as TEST, Secondary as Secondary,
-                                    check_secondary, components as components, effective_rank as effective_rank,
-                                    probe_accuracy as probe_accuracy, secondary_effects as secondary_effects,
-                                    shift_analyses, threshold_accuracy as threshold_accuracy)
+from tasks.safety._lm import chat_prompts as chat_prompts
+from tasks.safety._lm import encode as encode
+from tasks.safety._lm import last_index as last_index
+from tasks.safety._stream import Ablation as Ablation
+from tasks.safety._stream import ablation as ablation
+from tasks.safety._stream import recording as recording
+from tasks.safety._stream import stream_modules as stream_modules
+from tasks.safety._stream import stream_states as stream_states
 
 
 @dataclass(frozen=True, eq=False)

@@ -33,10 +33,16 @@ import torch
 from bench.context import RunContext
 from bench.registry import task
 from bench.toolkit.cache import cache_key, cached_dir
-from tasks.safety import ANALYSIS, TEST, RefusalProblem
-from tasks.safety import _data
-from tasks.safety._lm import (SHAPES, chat_prompts, chat_tokenizer, last_token_states, load_causal_lm, tiny_causal_lm,
-                              train_lm)
+from tasks.safety import ANALYSIS, TEST, RefusalProblem, _data
+from tasks.safety._lm import (
+    SHAPES,
+    chat_prompts,
+    chat_tokenizer,
+    last_token_states,
+    load_causal_lm,
+    tiny_causal_lm,
+    train_lm,
+)
 
 SMALLEST = {"n_analysis": 48, "n_test": 48, "layers": 2, "hidden": 32, "base_steps": 120, "finetune_steps": 40,
             "exposure": 8, "base_examples": 600}  # ~3 s to train once, then cached; refuses most harmful prompts

@@ -32,17 +32,24 @@ from dataclasses import dataclass, field
 
 from bench.observe import Meter
 from bench.spec import Metric
-from tasks.verification._formula import Prob, probabilities, truth, value
-from tasks.verification._network import Network
-from tasks.verification._population import Population
+from tasks.verification._exact import exact_probabilities as exact_probabilities
+
 # what the family's methods may use of its worlds, beyond the problem and result types (they import no private
 # task module: tests/test_layers.py)
-from tasks.verification._formula import (FALSE_ as FALSE_, TRUE_ as TRUE_, And as And, decide as decide, holds as holds,
-                                         interval as interval, sat_bounds as sat_bounds,
-                                         split_input_bounds as split_input_bounds, uses_outputs as uses_outputs)
+from tasks.verification._formula import FALSE_ as FALSE_
+from tasks.verification._formula import TRUE_ as TRUE_
+from tasks.verification._formula import And as And
+from tasks.verification._formula import Prob, probabilities, truth, value
+from tasks.verification._formula import decide as decide
+from tasks.verification._formula import holds as holds
+from tasks.verification._formula import interval as interval
+from tasks.verification._formula import sat_bounds as sat_bounds
+from tasks.verification._formula import split_input_bounds as split_input_bounds
+from tasks.verification._formula import uses_outputs as uses_outputs
+from tasks.verification._network import Network
 from tasks.verification._network import one_thread as one_thread
 from tasks.verification._population import InputSpace as InputSpace
-from tasks.verification._exact import exact_probabilities as exact_probabilities
+from tasks.verification._population import Population
 
 
 @dataclass(frozen=True, eq=False)

@@ -33,8 +33,7 @@ from bench.registry import task
 from tasks.verification import VerificationProblem
 from tasks.verification._formula import Prob, all_of, inp, out
 from tasks.verification._network import Network, affine_then
-from tasks.verification._population import (Component, Discrete, InputSpace, Normal, Population,
-                                            marginalise)
+from tasks.verification._population import Component, Discrete, InputSpace, Normal, Population, marginalise
 
 NETWORKS = {  # name: (inputs, W1, b1, W2, b2)
     "V2H1": (2, [[0.1718, 1.1416]], [0.4754], [[0.4778], [1.9717]], [1.2091, -0.3104]),

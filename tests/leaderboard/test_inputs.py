@@ -23,6 +23,7 @@ def f(x):
     CODE.replace('"""Doubles."""', '"""Twice x, reworded."""'),
     CODE.replace("# a comment", "# another"),
     CODE.replace("import math\nfrom os import path, sep", "from os import sep, path\nimport math"),
+    CODE.replace("from os import path, sep", "from os import path\nfrom os import sep"),
     CODE.replace("return 2 * math.sqrt(x)", "return (2\n            * math.sqrt(x))"),
     CODE.replace('"""A module."""\n', ""),
 ])
