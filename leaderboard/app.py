@@ -13,7 +13,18 @@ import streamlit as st
 
 from bench.errors import BenchError
 from bench.store import mask_url
-from leaderboard.ui.common import HIDE_CHROME, VIEWS, cached_registry, db_url, href, nav, prefetched, store
+from leaderboard.ui.common import (
+    HIDE_CHROME,
+    VIEWS,
+    cached_claims_files,
+    cached_registry,
+    db_url,
+    files_now,
+    href,
+    nav,
+    prefetched,
+    store,
+)
 
 
 def main() -> None:
@@ -28,6 +39,8 @@ def main() -> None:
         if st.button("refresh"):
             st.cache_data.clear()
             cached_registry.clear()  # a method or task file added while the server runs
+            cached_claims_files.clear()
+            files_now.clear()
             prefetched.clear()
         st.caption(f"store: {mask_url(url)}")  # every viewer sees the sidebar: never the password
     st.markdown(nav(view), unsafe_allow_html=True)  # at the top too: a narrow screen has no sidebar open

@@ -3,6 +3,7 @@ and text made safe to render (a statement's `*` or `$` is not Markdown or LaTeX 
 
 from __future__ import annotations
 
+import hashlib
 import html
 import os
 import sys
@@ -16,6 +17,7 @@ from bench.store import Store, resolve_url
 
 VIEWS = ("overview", "task", "paper", "runs")
 TTL_S = 10  # new runs appear within this many seconds (or at once with the refresh button)
+FILES_TTL_S = 1  # a method, task or claims file added or changed is seen within this many seconds
 # url -> (time.monotonic() when its computation began, overview rows): the launcher's head start
 # (leaderboard.streamlit_server), taken once by the overview page; the refresh button drops it with the caches
 prefetched: dict[str, tuple[float, list]] = {}
@@ -119,14 +121,36 @@ def registry_files(root: Path = ROOT) -> tuple:
     return tuple(found)
 
 
+@st.cache_resource(ttl=FILES_TTL_S, show_spinner=False)
+def files_now() -> str:
+    """A digest of registry_files(), listed at most once a second: a page asks for the registry and the claims files
+    dozens of times, and each listing stats some 250 files (about 20 ms on a loaded machine). A digest, not the
+    listing, is what the caches take as their key: Streamlit hashed the 250-entry tuple at every cached call (a
+    second of a task page)."""
+    return hashlib.sha256(repr(registry_files()).encode()).hexdigest()
+
+
 @st.cache_resource(max_entries=1, show_spinner=False)
-def cached_registry(files: tuple) -> Registry:
+def cached_registry(files: str) -> Registry:
     return Registry.discover()
 
 
 def registry() -> Registry:
     """The registry, read again when its files change (or the refresh button clears it)."""
-    return cached_registry(registry_files())
+    return cached_registry(files_now())
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def cached_claims_files(slug: str, files: str):
+    from leaderboard.claims import load_paper
+
+    return load_paper(registry(), slug)
+
+
+def claims_file(slug: str):
+    """A claims file read and validated once, and again when the registry's files change (a BenchError, never
+    cached, says why it cannot be used)."""
+    return cached_claims_files(slug, files_now())
 
 
 @st.cache_resource

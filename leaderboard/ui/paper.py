@@ -16,7 +16,7 @@ from leaderboard import claims as claims_lib
 from leaderboard import lock as lock_lib
 from leaderboard import queries
 from leaderboard.cards import Card, chip, fidelity_summary, locked_values, make_card, verdict_summary
-from leaderboard.ui.common import TTL_S, choice, href, keep_in_url, link, registry, safe, store
+from leaderboard.ui.common import TTL_S, choice, claims_file, href, keep_in_url, link, registry, safe, store
 
 REPORTS = Path(__file__).resolve().parents[2] / "docs" / "papers"  # our per-paper reports (a source checkout)
 SECTIONS = (("claim", "The paper's claims"), ("control", "Can this world show the effect? (positive controls)"),
@@ -27,7 +27,7 @@ SCALE_FILTERS = ("all", "cpu", "paper")
 @st.cache_data(ttl=TTL_S, show_spinner=False)
 def _verdicts(url: str, slug: str) -> tuple[list[claims_lib.Verdict], str]:
     """The paper's verdicts and their source: "store", or "reference" (the verdict lock, nothing stored yet)."""
-    verdicts = claims_lib.evaluate_paper(claims_lib.load_paper(registry(), slug), store(url), registry())
+    verdicts = claims_lib.evaluate_paper(claims_file(slug), store(url), registry())
     return lock_lib.with_reference(verdicts, lock_lib.read_lock(slug))
 
 
@@ -129,7 +129,7 @@ def paper_page(url: str) -> None:
     scale = right.radio("claims measured at", SCALE_FILTERS, index=SCALE_FILTERS.index(scale), horizontal=True,
                         format_func=lambda s: {"all": "every scale", "cpu": "CPU scale", "paper": "paper scale"}[s])
     try:
-        paper = claims_lib.load_paper(registry(), slug)
+        paper = claims_file(slug)
         verdicts, source = _verdicts(url, slug)
     except BenchError as exc:
         keep_in_url("paper", paper=slug)
