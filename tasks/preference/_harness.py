@@ -7,15 +7,18 @@ are the scorer's measurement, not the method's report (docs/metrics-audit.md).
 The call is lm_eval's own: `simple_evaluate(model=HFLM(pretrained=<the policy module>, tokenizer=...),
 tasks=[...], task_manager=TaskManager(include_path=..., metadata=...), limit=...)`. Its per-task results
 {"acc,none": 0.61, "acc_stderr,none": 0.02, "alias": ...} become metrics `lm_eval_<task>_<metric>`
-(`lm_eval_longbench_qasper_qa_f1_score`, `lm_eval_niah_single_1_4096`; a filter other than "none" is appended:
+(`lm_eval_longbench_qasper_qa_f1_score`, `lm_eval_ruler_fwe_2048`; a filter other than "none" is appended:
 `lm_eval_<task>_exact_match_strict_match`); standard errors and non-numeric entries are dropped.
 
 RULER builds its haystacks with a tokenizer named in the task metadata and at the lengths
 `max_seq_lengths`: the policy's tokenizer is saved to a temporary directory and named there, and
-`lm_eval_seq_lengths` gives the lengths. LongBench and RULER fetch their data from the hub and need lm_eval's
-`longbench` / `ruler` extras (`pip install -e '.[eval]'`); custom YAMLs in `lm_eval_include` work offline
-(the tests' fixture tests/fixtures/lm_eval/long_context_kv.yaml: long_context_alignment's contexts as a
-multiple-choice task).
+`lm_eval_seq_lengths` gives the lengths. Two RULER subtasks run offline, through lm_eval's own generators and
+scorer: `ruler_vt` and `ruler_fwe` with `lm_eval_include=tasks/preference/data/ruler` (tasks/preference/_ruler.py;
+tested at 1024 and 2048 tokens, tests/tasks/preference/test_ruler.py; the tiny policies' tokenizer runs fwe only).
+The other RULER subtasks need the `wonderwords` package (niah_*, cwe) or hub data (qa), and LongBench fetches its
+data from the hub: lm_eval's `longbench` / `ruler` extras (`pip install -e '.[eval]'`), meant for GPU users.
+Custom YAMLs in `lm_eval_include` work offline (the tests' fixture tests/fixtures/lm_eval/long_context_kv.yaml:
+long_context_alignment's contexts as a multiple-choice task).
 LOGO's metric (its evaluation protocol, Table 1): LongBench's English tasks in five categories (code excluded); each
 category is the mean of its tasks' scores × 100 and the average is the mean of the five categories
 (LOGO-80K: 44.0, 41.2, 28.1, 68.6, 53.0 -> 47.0). `lm_eval_tasks=longbench-english` asks for exactly those 14

@@ -10,12 +10,15 @@ position synthesis spreads the short training inputs over the target window `pos
 evaluation context). Evaluation: exact match of the answer on fresh contexts of 4, 12 and 32 chunks
 (categories short / medium / long; `gold_reward_<length>` is the accuracy), win rate against π_SFT's answers.
 The real LongBench / RULER suites run through lm-evaluation-harness on the trained policy when
-`lm_eval_tasks` names them (e.g. "longbench", "ruler", "niah_single_1"; "" = off; `lm_eval_include` adds a
+`lm_eval_tasks` names them (e.g. "longbench-english", "ruler_fwe"; "" = off; `lm_eval_include` adds a
 directory of custom task YAMLs, `lm_eval_limit` caps the documents per task, `lm_eval_seq_lengths` sets RULER's
 lengths, `lm_eval_max_length` the context window): `score` calls the problem's `external_eval` hook
 (tasks/preference/_harness.py) on the trained policy the method returns and reports its results as
-`lm_eval_<task>_<metric>`. Those suites download their data from the hub and are meant for GPU users
-(`pip install -e '.[eval]'`).
+`lm_eval_<task>_<metric>`. RULER's frequent word extraction runs offline on this task's policies:
+`lm_eval_tasks=ruler_fwe`, `lm_eval_include=tasks/preference/data/ruler`, `lm_eval_seq_lengths=1024,2048`,
+`lm_eval_max_length=2112` store `lm_eval_ruler_fwe_1024` and `_2048` (tasks/preference/_ruler.py says which RULER
+subtasks run offline and why: vt needs a tokenizer that writes English compactly, the rest `wonderwords` or hub
+data). LongBench downloads its data from the hub and is meant for GPU users (`pip install -e '.[eval]'`).
 
 Fidelity: reconstructed (a synthetic stand-in for the paper's LongBench setting, docs/papers/logo.md).
 """
