@@ -156,8 +156,9 @@ def build(config: Config, ctx: RunContext) -> PreferenceProblem:
     off = [tuple([a] + distractor_answers(c, a, rng, config.m_rejected)) for _, c, _, a in train]
     evals = [(name, *ex) for name, n in LENGTHS.items() for ex in _examples(config.eval_per_kind, n, rng)]
     eval_prompts = [prompt_text(c, q) for _, _, c, q, _ in evals]
-    answer_of = {p: a for p, (_, _, _, _, a) in zip(eval_prompts, evals)}
-    answer_of.update({p: a for p, (_, _, _, a) in zip(train_prompts, train)})
+    # equal lengths by construction; strict=True waits for the next lock of this input (noqa keeps its code as is)
+    answer_of = {p: a for p, (_, _, _, _, a) in zip(eval_prompts, evals)}  # noqa: B905
+    answer_of.update({p: a for p, (_, _, _, a) in zip(train_prompts, train)})  # noqa: B905
     model, tokenizer = load_causal_lm(path, device=ctx.device)
     baseline = [t.strip() for t in sample(model, tokenizer, eval_prompts, max_new_tokens=3,
                                           generator=ctx.torch_generator, device=ctx.device)]
