@@ -86,8 +86,9 @@ def chromium() -> Iterator:
             browser.close()
 
 
-def settled(page, timeout_ms: int = 120_000) -> None:
-    """Wait until Streamlit has finished running the page's script (its status widget gone)."""
-    page.wait_for_timeout(500)
+def settled(page, timeout_ms: int = 120_000, pause_ms: int = 500) -> None:
+    """Wait until Streamlit has finished running the page's script (its status widget gone); `pause_ms` before and
+    after, for a script that has not started yet (0 where something the script draws was already waited for)."""
+    page.wait_for_timeout(pause_ms)
     page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms)
-    page.wait_for_timeout(500)
+    page.wait_for_timeout(pause_ms)
