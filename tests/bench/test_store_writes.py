@@ -313,3 +313,17 @@ def test_out_of_memory_and_a_full_disk_are_environment_faults_and_other_errors_a
     assert isinstance(fault, EnvironmentFault) and str(fault).startswith("out of memory (MemoryError): 0 finished")
     assert "free memory and rerun the same command to resume" in str(fault)
     assert writer.fault(KeyError("x")) is None
+
+
+def test_a_write_session_leaves_sqlite_statistics_that_pick_the_setting_index(tmp_path):
+    """Without sqlite_stat1 the planner reads runs through ix_runs_status (nearly every row); after a write session
+    the statistics exist and a read by setting uses the setting's index."""
+    store = Store.open(f"sqlite:///{tmp_path}/s.db")
+    with Writer(store, "local", flush_s=3600) as writer:
+        for seed in range(60):
+            writer.add(_record(seed))
+    with store.engine.connect() as c:
+        assert c.execute(text("SELECT count(*) FROM sqlite_stat1 WHERE tbl = 'runs'")).scalar() > 0
+        plan = " ".join(str(r[-1]) for r in c.execute(text(
+            "EXPLAIN QUERY PLAN SELECT id FROM runs WHERE setting_key = 'x' AND status = 'done'")))
+    assert "ix_runs_status" not in plan, plan
