@@ -10,6 +10,7 @@ from sqlalchemy import select
 
 from bench.models import Run
 from bench.registry import Registry
+from bench.sql import cell_keys
 from bench.store import Store
 from leaderboard.claims.cells import group_cells
 from leaderboard.claims.judge import (
@@ -35,10 +36,12 @@ class ClaimJudge:
     def __init__(self, claim: Claim, store: Store, registry: Registry, seeds: int, slug: str = "<paper>"):
         self.claim, self.store, self.registry, self.seeds, self.slug = claim, store, registry, seeds, slug
         cells = [group_cells(g, registry, seeds) for g in claim.groups]
-        self.group_keys = [[c.run_key for c in group] for group in cells]
+        self.group_keys = [[cell_keys(c)[0] for c in group] for group in cells]  # each cell's key computed once
         # only runs of the task version the code declares now: a raised version makes older runs stale
+        versions = {task: registry.task_version(task) for task in {c.task for group in cells for c in group}}
         done = store.done_keys((k for keys in self.group_keys for k in keys),
-                               registry.task_versions([c for group in cells for c in group]))
+                               {k: versions[c.task] for group, keys in zip(cells, self.group_keys, strict=True)
+                                for c, k in zip(group, keys, strict=True)})
         self.done_keys = [[k for k in keys if k in done] for keys in self.group_keys]
         self.metrics = store.metrics(k for keys in self.done_keys for k in keys)
         self._no_fit = ""  # why a rate has nothing to fit

@@ -26,7 +26,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 ALPHA = 0.05          # two-sided: a 95 % interval
 POWER = 0.8
@@ -58,7 +57,7 @@ class Estimate:
             return float("nan"), float("nan")
         if self.se == 0:
             return self.value, self.value
-        half = float(stats.t.ppf(1 - alpha / 2, self.df)) * self.se
+        half = float(_stats().t.ppf(1 - alpha / 2, self.df)) * self.se
         return self.value - half, self.value + half
 
     def p_above(self, m: float, strict: bool = True) -> float:
@@ -87,7 +86,7 @@ class Estimate:
         if not (np.isfinite(self.se) and np.isfinite(self.df)):
             return float("nan")
         z = (self.value - m) / self.se
-        return float(stats.t.sf(z, self.df) if above else stats.t.cdf(z, self.df))
+        return float(_stats().t.sf(z, self.df) if above else _stats().t.cdf(z, self.df))
 
 
 def estimate(values, method: str = "t", deterministic: bool = False) -> Estimate:
@@ -105,7 +104,7 @@ def estimate(values, method: str = "t", deterministic: bool = False) -> Estimate
         return Estimate(mean, n, sd, method)
     se, df = sd / math.sqrt(n), float(n - 1)
     if method == "bootstrap" and sd > 0:
-        result = stats.bootstrap((x,), np.mean, n_resamples=BOOTSTRAP_RESAMPLES, method="percentile",
+        result = _stats().bootstrap((x,), np.mean, n_resamples=BOOTSTRAP_RESAMPLES, method="percentile",
                                  random_state=np.random.default_rng(0), vectorized=True)
         return Estimate(mean, n, sd, "bootstrap", se, df, tuple(float(d) for d in result.bootstrap_distribution))
     return Estimate(mean, n, sd, "t", se, df)
@@ -119,7 +118,7 @@ def slope_estimate(x, y) -> Estimate:
     if len(x) == 2:
         slope = float((y[1] - y[0]) / (x[1] - x[0]))
         return Estimate(slope, 2, float("nan"), "ols")
-    fit = stats.linregress(x, y)
+    fit = _stats().linregress(x, y)
     return Estimate(float(fit.slope), len(x), float("nan"), "ols", float(fit.stderr), float(len(x) - 2))
 
 
@@ -233,6 +232,14 @@ def seeds_needed(condition: Condition, alpha: float = ALPHA, power: float = POWE
 
 def _power(n: int, effect: float, sd: float, alpha: float) -> float:
     df, nc = n - 1, effect / (sd / math.sqrt(n))
-    crit = stats.t.ppf(1 - alpha / 2, df)
-    power = float(stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc))
+    crit = _stats().t.ppf(1 - alpha / 2, df)
+    power = float(_stats().nct.sf(crit, df, nc) + _stats().nct.cdf(-crit, df, nc))
     return power if np.isfinite(power) else 1.0  # scipy's noncentral t gives NaN far out in its tail, where power ≈ 1
+
+
+def _stats():
+    """scipy.stats, imported when an interval is first computed: it costs about a second to import, and a fresh
+    checkout's `bench claims` (every verdict from the locks) never needs it."""
+    from scipy import stats
+
+    return stats
