@@ -31,8 +31,11 @@ from leaderboard.ui.common import (
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
-def _board(url: str, task: str, hardware: str | None, min_seeds: int) -> dict:
-    return queries.leaderboard_rows(store(url), registry(), task=task, hardware=hardware, min_seeds=min_seeds)
+def _board(url: str, task: str, hardware: str | None, min_seeds: int, every_metric: bool = False) -> dict:
+    """One table per task instance and metric: the family's primary metric, or every declared metric the runs
+    stored (the in-house scores and, e.g., lm-evaluation-harness's `lm_eval_*` beside them)."""
+    return queries.leaderboard_rows(store(url), registry(), task=task, hardware=hardware, min_seeds=min_seeds,
+                                    metrics=["all"] if every_metric else None)
 
 
 @st.cache_data(show_spinner=False)
@@ -135,9 +138,11 @@ def task_page(url: str) -> None:
     min_seeds = st.query_params.get("min_seeds", "1")
     min_seeds = st.slider("minimum seeds", 1, 50, int(min_seeds) if min_seeds.isdigit() and 1 <= int(min_seeds) <= 50
                           else 1)
+    every_metric = st.toggle("every stored metric", value=st.query_params.get("metrics") == "all",
+                             help="Off: the family's primary metric. On: every declared metric the runs stored.")
     keep_in_url("task", task=task, hardware=None if hardware == "any" else hardware,
-                min_seeds=None if min_seeds == 1 else min_seeds)
-    board = _board(url, task, None if hardware == "any" else hardware, min_seeds)
+                min_seeds=None if min_seeds == 1 else min_seeds, metrics="all" if every_metric else None)
+    board = _board(url, task, None if hardware == "any" else hardware, min_seeds, every_metric)
     if not board:
         st.info(f"No finished runs of {task} match these filters." + (
             f" Tasks with runs: {', '.join(with_runs)}." if with_runs else ""))

@@ -137,6 +137,17 @@ def test_task_page_ranks_methods_with_intervals_and_describes_the_metric(url, mo
     assert app.get("plotly_chart")
 
 
+def test_task_page_shows_every_stored_metric_when_asked_and_keeps_it_in_the_url(url, monkeypatch):
+    """Off by default (the family's primary metric); metrics=all adds a table per declared metric the runs stored,
+    e.g. lm-evaluation-harness's scores beside a family's own."""
+    primary = {h.value for h in _run(url, monkeypatch, view="task", task="performative").subheader}
+    assert not any("stationarity" in h for h in primary)
+    app = _run(url, monkeypatch, view="task", task="performative", metrics="all")
+    shown = {h.value for h in app.subheader}
+    assert any("final_gap (lower is better)" in h for h in shown) and any("stationarity" in h for h in shown)
+    assert app.query_params["metrics"] == "all" and app.toggle[0].value
+
+
 def test_task_page_defaults_to_a_task_with_runs_and_refuses_unknown_names(url, monkeypatch):
     app = _run(url, monkeypatch, view="task")
     assert app.query_params["task"] == "performative"  # the only task with runs, though not the first by name
