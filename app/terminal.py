@@ -170,7 +170,7 @@ def _paper_head(shown: PaperVerdicts, width: int) -> list[str]:
     lines = wrap(f"{slug}: {shown.paper.title}", width, INDENT, "")
     lines += wrap(verdict_summary(shown.verdicts), width, INDENT, "")
     if shown.reference:
-        lines += wrap(f"nothing stored here: shown is the {shown.reference}; re-run locally: bench reproduce {slug} "
+        lines += wrap(f"nothing stored: the {shown.reference}; re-run locally: bench reproduce {slug} "
                       "--scale cpu --controls", width, INDENT, "")
     return lines
 
@@ -271,7 +271,7 @@ def render_compact(papers: list[PaperVerdicts], width: int) -> str:
     lines: list[str] = []
     labels = {shown.reference for shown in papers}
     if labels == {papers[0].reference} and papers[0].reference:  # a fresh checkout: say it once
-        lines += wrap(f"nothing stored here: every paper shows the {papers[0].reference}; re-run locally: bench "
+        lines += wrap(f"nothing stored: every paper shows the {papers[0].reference}; re-run locally: bench "
                       "reproduce --all --controls", width, INDENT, "") + [""]
     for shown in papers:
         reference = " (reference run)" if shown.reference and len(labels) > 1 else ""

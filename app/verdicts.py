@@ -1,59 +1,35 @@
-"""A paper's verdicts on the terminal (`bench claims`, `bench reproduce`): compact or as a wide table, and the
-verdicts counted per paper and scale."""
+"""A paper's verdicts on the terminal (`bench claims`, `bench reproduce`), laid out by app/terminal.py, and the
+verdicts counted per paper and scale (`bench reproduce --all`)."""
 
-from rich.text import Text
+import sys
 
 from app.console import out
 
-VERDICT_STYLES = {"reproduced": "green", "not reproduced": "red", "partially": "yellow", "inconclusive": "magenta",
-                  "uninformative": "magenta", "underpowered": "yellow", "no-harm holds": "cyan", "no-harm fails": "red"}
-
 
 def print_verdicts(paper, verdicts, lock=None, wide: bool = False) -> None:
-    """The claims, compact (three short lines a claim, readable at 80 columns) or `wide` (a table with every
-    reason); with a lock, a paper with nothing stored shows the lock's reference run (labelled) and a stored
-    verdict that differs from the lock says so."""
+    """The claims laid out for the terminal's width (app/terminal.py: a block per claim below 100 columns, a table
+    from 100 on; `wide`: every claim's reasons too); with a lock, a paper with nothing stored shows the lock's
+    reference run (labelled) and a stored verdict that differs from the lock says so."""
+    from app.terminal import render_claims
+
+    emit(render_claims([shown_verdicts(paper, verdicts, lock)], out.width, reasons=wide))
+
+
+def shown_verdicts(paper, verdicts, lock):
+    """The verdicts as shown (the lock's reference run where nothing is stored), for app/terminal.py."""
+    from app.terminal import PaperVerdicts
     from leaderboard.lock import with_reference
 
-    verdicts, source = with_reference(verdicts, lock)
-    title = f"{paper.slug}: {paper.title}"
-    if source == "reference":
-        title += (f"\n(nothing stored: the {lock.label}; re-run locally: "
-                  f"bench reproduce {paper.slug} --scale cpu --controls)")
-    (_print_table if wide else _print_compact)(title, verdicts)
+    shown, source = with_reference(verdicts, lock)
+    return PaperVerdicts(paper, shown, lock.label if source == "reference" else "")
 
 
-def _print_compact(title: str, verdicts) -> None:
-    out.print(Text(title, style="bold"))
-    width = out.width
-    for v in verdicts:
-        head = Text(f"{v.claim.id}  ")
-        head.append(v.verdict, style=VERDICT_STYLES.get(v.verdict, "dim"))
-        head.append(f"  {v.claim.kind_label} · {v.claim.scale} · {v.claim.seeds} seeds", style="dim")
-        out.print(head, overflow="fold")
-        for line in (f"  paper {v.paper_text} | ours {v.ours_text or '—'}",
-                     f"  negative control: {v.control}" if v.control != "none" else "",
-                     f"  switched off: {v.switched}" if v.switched != "none" else ""):
-            if line:
-                text = Text(line)
-                text.truncate(width, overflow="ellipsis")
-                out.print(text, no_wrap=True)
-        if v.evidence is not None and v.evidence.quantity:  # the numbers the verdict rests on: folded, never cut
-            out.print(Text(f"  {v.evidence.text()}", style="dim"), overflow="fold")
-    out.print(Text("the reasons: bench claims --wide (or --format md)", style="dim"))
+def emit(text: str) -> None:
+    """Plain text to stdout, verdict names coloured on a terminal (never in a pipe or a file)."""
+    from app.terminal import paint
 
-
-def _print_table(title: str, verdicts) -> None:
-    from rich.table import Table
-
-    table = Table(title=title, box=None, pad_edge=False, title_justify="left")
-    for col in ("claim", "kind", "scale", "paper", "ours", "verdict", "why"):
-        table.add_column(col, overflow="fold")
-    for v in verdicts:
-        color = VERDICT_STYLES.get(v.verdict, "dim")
-        table.add_row(v.claim.id, v.claim.kind_label, v.claim.scale, v.paper_text, v.ours_text,
-                      f"[{color}]{v.verdict}[/{color}]", v.detail)
-    out.print(table)
+    sys.stdout.write(paint(text) if sys.stdout.isatty() else text)
+    sys.stdout.flush()
 
 
 def print_paper_counts(papers, store, registry, seeds) -> None:

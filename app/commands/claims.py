@@ -10,7 +10,8 @@ import typer
 from app import prepare
 from app.console import out
 from app.options import DbOption
-from app.verdicts import print_paper_counts, print_verdicts
+from app.terminal import claims_markdown, render_claims, render_compact
+from app.verdicts import emit, shown_verdicts
 from bench.errors import BenchError
 
 
@@ -26,10 +27,11 @@ def claims(
     check: Annotated[bool,
                      typer.Option("--check", help="Only validate every claims file against the registry.")] = False,
     format: Annotated[ClaimsFormat, typer.Option("--format", help="table (the terminal's), or json, md or csv: one "
-                                                                  "unwrapped row per claim, for files and pipes.")]
+                                                                  "unwrapped row per claim, for files and pipes; md a "
+                                                                  "table to paste, its long text as notes below it.")]
     = ClaimsFormat.table,
-    wide: Annotated[bool, typer.Option("--wide", help="The table with every claim's reasons (a wide terminal).")]
-    = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Every claim in full, with its reasons (over all papers: "
+                                                      "instead of one line a claim).")] = False,
     db: DbOption = None,
 ) -> None:
     """Each claim of a paper: the paper's value, ours, and the verdict."""
@@ -46,14 +48,19 @@ def claims(
     for slug in slugs:
         registry.paper_path(slug)  # an unknown paper is refused before the store is opened
     store = prepare.store_or_empty(db)
-    if format != ClaimsFormat.table:
+    if format in (ClaimsFormat.json, ClaimsFormat.csv):
         _write_rows(slugs, store, registry, format.value)
         return
-    for slug in slugs:
+    papers = []
+    for slug in slugs:  # each paper evaluated once, whatever the layout
         paper_ = load_paper(registry, slug)
-        print_verdicts(paper_, evaluate_paper(paper_, store, registry), lock=read_lock(slug), wide=wide)
-    if not paper:
-        print_paper_counts([load_paper(registry, slug) for slug in slugs], store, registry, None)
+        papers.append(shown_verdicts(paper_, evaluate_paper(paper_, store, registry), read_lock(slug)))
+    if format == ClaimsFormat.md:
+        emit(claims_markdown(papers))
+    elif paper or wide:
+        emit(render_claims(papers, out.width, reasons=wide))
+    else:
+        emit(render_compact(papers, out.width))
 
 
 def _check_files(registry) -> None:
@@ -69,7 +76,7 @@ def _check_files(registry) -> None:
 
 
 def _write_rows(slugs: list[str], store, registry, format: str) -> None:
-    """One unwrapped row per claim (json, md or csv), the lock's reference run where nothing is stored."""
+    """One unwrapped row per claim (json or csv), the lock's reference run where nothing is stored."""
     from leaderboard.claims import evaluate_paper, load_paper
     from leaderboard.lock import read_lock, with_reference
     from leaderboard.verdict_export import render_rows, verdict_rows

@@ -13,7 +13,8 @@ from app import prepare
 from app.console import err, out
 from app.options import ASCII_INT, AllowCpuOption, DbOption, TimeoutOption, WorkersOption
 from app.progress import exit_on_failures, report_summary, run_with_progress
-from app.verdicts import print_paper_counts, print_verdicts
+from app.terminal import render_dry_run
+from app.verdicts import emit, print_paper_counts, print_verdicts
 from bench.errors import BenchError
 
 
@@ -79,7 +80,7 @@ def reproduce(
     papers = [load_paper(registry, slug) for slug in (registry.papers() if all_ else [paper])]
     cells = cache_first(claim_cells(papers, registry, scale.value, seeds=seeds, controls=controls))
     if dry_run:
-        _list_cells(cells)
+        emit(render_dry_run(cells, registry, out.width))
         return
     chosen.place(cells)
     if not allow_cpu:  # paper-scale cells run on hardware cpu (no claim names a GPU yet)
@@ -103,13 +104,6 @@ def reproduce(
                   "of the workers' time)",
                   highlight=False)
     exit_on_failures(summary)
-
-
-def _list_cells(cells) -> None:
-    for cell in cells:
-        out.print(f"{cell.run_key[:12]}  {cell.label()}  method_config={dict(cell.method_config)}  "
-                  f"task_config={dict(cell.task_config)}", soft_wrap=True, highlight=False, markup=False)
-    out.print(f"{len(cells)} cells")
 
 
 def _refuse_hub_models(papers, registry, scale: str, controls: bool) -> None:

@@ -49,35 +49,16 @@ def show(task: Annotated[str | None, typer.Option(help="Only this task.")] = Non
          metric: MetricOption = None, db: DbOption = None) -> None:
     """Per task instance, comparison group (· T=...) and metric: methods ranked, with mean, std and 95% CI over seeds;
     =k: tied (95% CIs overlap); (low): fewer than 3 seeds or than the instance's largest setting."""
-    from rich.markup import escape
-    from rich.table import Table
-
+    from app.terminal import render_board
+    from app.verdicts import emit
     from bench.store import Store
-    from leaderboard.export import direction, numbers, place, seeds
     from leaderboard.queries import leaderboard_rows
 
     registry = prepare.registry()
     if task is not None:
         registry.listing("task", task)
     store = Store.open(db, create=False)
-    groups = leaderboard_rows(store, registry, task=task, metrics=metric)
-    if not groups:
-        out.print("no finished runs to show")
-    for (instance, name), rows in groups.items():
-        better = "higher" if rows[0].higher_is_better else "lower"
-        table = Table(title=escape(f"{instance}  ({name} {direction(rows[0])}, {better} is better)"),
-                      box=None, pad_edge=False, title_justify="left")
-        for col in ("rank", "method", "config", "n", "mean", "std", "95% CI", "hardware", "scale"):
-            table.add_column(col)
-        for row in rows:
-            mean, std, low, high = numbers(row)
-            method = row.method + ("" if row.registered else " (not registered)")
-            table.add_row(place(row), escape(method), escape(row.config_label), seeds(row), mean, std,
-                          f"[{low}, {high}]", row.hardware, row.scale)
-        out.print(table)
-        if any(row.low_seeds for row in rows):
-            out.print(f"(low): fewer than 3 seeds or than the {rows[0].most_seeds} of this instance's largest "
-                      "setting", highlight=False, markup=False)
+    emit(render_board(leaderboard_rows(store, registry, task=task, metrics=metric), out.width))
 
 
 def show_run(

@@ -106,8 +106,8 @@ def test_reproduce_all_dry_run_lists_every_cpu_cell_once(tmp_path, registry):
     expected = claim_cells(papers, registry, "cpu")
     run = _bench("reproduce", "--all", "--dry-run", tmp_path=tmp_path)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.strip().splitlines()[-1] == f"{len(expected)} cells"
-    listed = {line.split()[0] for line in run.stdout.splitlines()[:-1]}
+    assert run.stdout.strip().splitlines()[-1].startswith(f"{len(expected)} cells (settings shown where they differ")
+    listed = {line.split()[0] for line in run.stdout.splitlines()[:-1] if not line.startswith(" ")}
     assert listed == {c.run_key[:12] for c in expected}
     assert not (tmp_path / "b.db").exists()
 
@@ -123,7 +123,7 @@ def test_one_paper_runs_its_cpu_scale_cells_unless_asked(tmp_path, registry):
     paper = load_paper(registry, "label-smoothing-calibration")
     run = _bench("reproduce", "label-smoothing-calibration", "--dry-run", tmp_path=tmp_path)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.strip().splitlines()[-1] == f"{len(claim_cells([paper], registry, 'cpu'))} cells"
+    assert run.stdout.strip().splitlines()[-1].startswith(f"{len(claim_cells([paper], registry, 'cpu'))} cells ")
     assert "meta-llama" not in run.stdout
     asked = _bench("reproduce", "label-smoothing-calibration", "--scale", "paper", "--dry-run", tmp_path=tmp_path)
     assert "meta-llama/Llama-3.1-8B" in asked.stdout
