@@ -73,10 +73,14 @@ def open_store(db: str | None, store_retry: float | None = None):
 def store_or_empty(db):
     """The store; where the default store does not exist yet (a fresh checkout), an empty one in memory, so that
     the verdict locks' reference runs still show."""
-    from bench.store import Store, resolve_url
+    from bench.store import Store, make_engine, resolve_url
 
     if default_store_missing(resolve_url(db)):
-        return Store.open("sqlite://")
+        from bench.models import Base
+
+        store = Store(make_engine("sqlite://"))
+        Base.metadata.create_all(store.engine)  # the tables, read and never written: no migration history needed
+        return store
     return Store.open(db, create=False)
 
 

@@ -33,17 +33,21 @@ from leaderboard.queries import curves, looks_like_hub_id
 class ClaimJudge:
     """Evaluates one claim against the store."""
 
-    def __init__(self, claim: Claim, store: Store, registry: Registry, seeds: int, slug: str = "<paper>"):
+    def __init__(self, claim: Claim, store: Store, registry: Registry, seeds: int, slug: str = "<paper>",
+                 empty: bool = False):
+        """`empty`: the caller knows the store holds no run at all (a fresh checkout), so nothing is queried."""
         self.claim, self.store, self.registry, self.seeds, self.slug = claim, store, registry, seeds, slug
-        cells = [group_cells(g, registry, seeds) for g in claim.groups]
+        self.empty = empty
+        cells = [[] if empty else group_cells(g, registry, seeds) for g in claim.groups]
         self.group_keys = [[cell_keys(c)[0] for c in group] for group in cells]  # each cell's key computed once
         # only runs of the task version the code declares now: a raised version makes older runs stale
         versions = {task: registry.task_version(task) for task in {c.task for group in cells for c in group}}
-        done = store.done_keys((k for keys in self.group_keys for k in keys),
-                               {k: versions[c.task] for group, keys in zip(cells, self.group_keys, strict=True)
-                                for c, k in zip(group, keys, strict=True)})
+        done = set() if empty else store.done_keys(
+            (k for keys in self.group_keys for k in keys),
+            {k: versions[c.task] for group, keys in zip(cells, self.group_keys, strict=True)
+             for c, k in zip(group, keys, strict=True)})
         self.done_keys = [[k for k in keys if k in done] for keys in self.group_keys]
-        self.metrics = store.metrics(k for keys in self.done_keys for k in keys)
+        self.metrics = {} if empty else store.metrics(k for keys in self.done_keys for k in keys)
         self._no_fit = ""  # why a rate has nothing to fit
         self._cpu_seed: float | None = None
         self._cpu_read = False
@@ -83,7 +87,7 @@ class ClaimJudge:
 
     def _failures(self) -> str:
         """What stopped the claim's cells that did not finish: the reason a "not run" verdict has, in one line."""
-        stopped = self.store.unfinished(k for keys in self.group_keys for k in keys)
+        stopped = {} if self.empty else self.store.unfinished(k for keys in self.group_keys for k in keys)
         if not stopped:
             return ""
         status, error = next(iter(stopped.values()))

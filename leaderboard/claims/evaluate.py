@@ -37,16 +37,17 @@ NO_HARM = {"reproduced": "no-harm holds", "partially": "no-harm holds", "not rep
 
 def evaluate_paper(paper: Paper, store: Store, registry: Registry, seeds: int | None = None) -> list[Verdict]:
     """A verdict per control, claim and check (in that order), decided as the module docstring says."""
-    judges = [ClaimJudge(claim, store, registry, seeds or claim.seeds, paper.slug) for claim in paper.claims]
+    empty = store.count() == 0  # a fresh checkout: every claim is "not run" (the lock shows), nothing to query
+    judges = [ClaimJudge(claim, store, registry, seeds or claim.seeds, paper.slug, empty) for claim in paper.claims]
     verdicts = _holm([j.verdict() for j in judges], judges)
     verdicts = [replace(v, detail=f"sanity check, cannot fail by construction ({v.claim.why}); {v.detail}")
                 if v.claim.role == "check" else v for v in verdicts]
-    verdicts = [_against_control(v, store, registry, seeds) if v.claim.control and v.claim.role == "control" else v
-                for v in verdicts]
+    verdicts = [_against_control(v, store, registry, seeds, empty)
+                if v.claim.control and v.claim.role == "control" else v for v in verdicts]
     gate = {gated: v for v in verdicts if v.claim.role == "control" for gated in v.claim.gates}
     verdicts = [_gated(v, gate[v.claim.id]) if v.claim.id in gate else v for v in verdicts]
-    verdicts = [_against_control(v, store, registry, seeds) if v.claim.control and v.claim.role != "control" else v
-                for v in verdicts]
+    verdicts = [_against_control(v, store, registry, seeds, empty)
+                if v.claim.control and v.claim.role != "control" else v for v in verdicts]
     verdicts = [_switched_off(v, paper, store, registry, seeds) if v.claim.role == "claim" else v for v in verdicts]
     return [_as_no_harm(v) if v.claim.no_harm else v for v in verdicts]
 
@@ -89,11 +90,12 @@ def _switched_off(verdict: Verdict, paper: Paper, store: Store, registry: Regist
     return replace(verdict, switched="fails", detail=f"switched off, it fails as it must ({shown}); {verdict.detail}")
 
 
-def _against_control(verdict: Verdict, store: Store, registry: Registry, seeds: int | None) -> Verdict:
+def _against_control(verdict: Verdict, store: Store, registry: Registry, seeds: int | None,
+                     empty: bool = False) -> Verdict:
     """The claim's verdict in the light of its negative control: a claim that also holds where it must not is
     uninformative; the detail says how the control came out either way."""
     claim = verdict.claim
-    control = ClaimJudge(claim.negative_control(), store, registry, seeds or claim.seeds).verdict()
+    control = ClaimJudge(claim.negative_control(), store, registry, seeds or claim.seeds, empty=empty).verdict()
     cells = ", ".join(g.label() for g in claim.control)
     if control.verdict in PENDING:
         note = f"negative control ({cells}) not run yet: `bench reproduce --controls` runs it"
