@@ -21,12 +21,13 @@ import importlib.util
 import logging
 import re
 import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from bench import static
 from bench.configs import coerce, field_types, type_name
@@ -63,7 +64,10 @@ class TaskSpec:
     smallest: Mapping[str, Any] = field(default_factory=dict, hash=False)  # the smallest instance's overrides
 
 
-def method(*, family: str, config: type, hardware: tuple[str, ...] = ("cpu",), resources: Resources = Resources(),
+NO_RESOURCES = Resources()  # frozen: one default shared by every method that declares none
+
+
+def method(*, family: str, config: type, hardware: tuple[str, ...] = ("cpu",), resources: Resources = NO_RESOURCES,
            skip: Callable | None = None, accepts: type | tuple[type, ...] = (),
            smoke: Mapping[str, Any] | None = None, reference: str = "") -> Callable:
     """Mark `solve(problem, config, ctx) -> Result` as a registered method of `family`.
@@ -286,7 +290,7 @@ class Registry:
         self._by_key = seen
 
     @classmethod
-    def discover(cls, plugins: bool = True, root: Path = _ROOT) -> "Registry":
+    def discover(cls, plugins: bool = True, root: Path = _ROOT) -> Registry:
         listings = []
         for kind in KINDS:
             listings += _builtin_listings(kind, root)

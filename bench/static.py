@@ -28,9 +28,10 @@ import copy
 import importlib.util
 import operator
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from bench.spec import Metric, Resources
 
@@ -70,13 +71,13 @@ class ModuleRef:
 
 @dataclass(frozen=True, eq=False)
 class ClassRef:
-    source: "Source"
+    source: Source
     node: ast.ClassDef
 
 
 @dataclass(frozen=True, eq=False)
 class FunctionRef:
-    source: "Source"
+    source: Source
     node: ast.FunctionDef
 
 
@@ -157,7 +158,7 @@ def _without_bodies(text: str) -> str:
 class Source:
     """One module's top-level bindings, read from its syntax tree; values computed on demand."""
 
-    def __init__(self, reader: "Reader", name: str, path: Path):
+    def __init__(self, reader: Reader, name: str, path: Path):
         self.reader, self.name, self.path = reader, name, path
         self.package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         self.text = path.read_text(encoding="utf-8")
@@ -302,7 +303,7 @@ class Evaluator:
 
     def _Dict(self, node):
         out = {}
-        for key, value in zip(node.keys, node.values):
+        for key, value in zip(node.keys, node.values, strict=False):
             if key is None:
                 out.update(self.eval(value))
             else:
@@ -334,7 +335,7 @@ class Evaluator:
 
     def _Compare(self, node):
         left = self.eval(node.left)
-        for op, right_node in zip(node.ops, node.comparators):
+        for op, right_node in zip(node.ops, node.comparators, strict=False):
             right = self.eval(right_node)
             if not COMPARE[type(op)](left, right):
                 return False
@@ -424,7 +425,7 @@ def _assign(target: ast.expr, value: Any, local: dict, source: Source) -> None:
         values = list(value)
         if len(values) != len(target.elts):
             raise NotStatic(f"{source.name}: cannot unpack {len(values)} values into {len(target.elts)}")
-        for t, v in zip(target.elts, values):
+        for t, v in zip(target.elts, values, strict=False):
             _assign(t, v, local, source)
     else:
         raise NotStatic(f"{source.name}: assignment to {type(target).__name__}")
@@ -437,10 +438,10 @@ def call_function(func: FunctionRef, args: list, kwargs: dict, depth: int) -> An
     if depth > _MAX_DEPTH or node.decorator_list or spec.vararg or spec.kwarg or spec.posonlyargs or spec.kwonlyargs:
         raise NotStatic(f"{source.name}.{node.name}: only plain functions are read")
     names = [a.arg for a in spec.args]
-    defaults = dict(zip(names[len(names) - len(spec.defaults):], spec.defaults))
+    defaults = dict(zip(names[len(names) - len(spec.defaults):], spec.defaults, strict=False))
     if len(args) > len(names) or set(kwargs) - set(names):
         raise NotStatic(f"{source.name}.{node.name}: arguments do not match")
-    local = dict(zip(names, args))
+    local = dict(zip(names, args, strict=False))
     for name in names[len(args):]:
         if name in kwargs:
             local[name] = kwargs[name]

@@ -45,10 +45,10 @@ def main_job_time(repeats: int = 3) -> float:
 def runner_overhead(cells: int = 300) -> dict[str, float]:
     sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
     sys.path.insert(0, str(ROOT))
-    from bench.registry import Listing, Registry
-    from bench.store import Store
     from bench.cells import Entry, expand
     from bench.execute import execute
+    from bench.registry import Listing, Registry
+    from bench.store import Store
     from bench.writes import Writer
     from runners.local import run_cells
 

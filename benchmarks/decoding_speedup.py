@@ -118,7 +118,7 @@ def hf_generate(problem: DecodingProblem, sample: bool, seed: int, assistant: bo
     finally:
         counter.handle.remove()
     tokens = sum(map(len, outputs))
-    exact = sum(o == r for o, r in zip(outputs, problem.reference)) / len(outputs)
+    exact = sum(o == r for o, r in zip(outputs, problem.reference, strict=True)) / len(outputs)
     return {"tok/s": tokens / seconds, "calls/tok": counter.calls / tokens, "exact": exact if not sample else None}
 
 
@@ -177,11 +177,12 @@ def draft_lengths(problem: DecodingProblem, lengths: list[int], repeats: int, se
         for threshold in (0.0, 0.4):
             shares = []
             for k in lengths:
-                r = best(lambda: ours(problem, METHODS[name], True, seed, num_assistant_tokens=k,
-                                      confidence_threshold=threshold), repeats)
+                r = best(lambda name=name, k=k, threshold=threshold: ours(
+                    problem, METHODS[name], True, seed, num_assistant_tokens=k, confidence_threshold=threshold),
+                    repeats)
                 shares.append((r["tok/s"] / base["tok/s"]) / (base["calls/tok"] / r["calls/tok"]))
-            print(f"  {name:<12} stop {threshold}: " + " / ".join(f"k={k} {v:.2f}" for k, v in zip(lengths, shares)),
-                  flush=True)
+            ratios = " / ".join(f"k={k} {v:.2f}" for k, v in zip(lengths, shares, strict=True))
+            print(f"  {name:<12} stop {threshold}: {ratios}", flush=True)
 
 
 def main() -> None:
@@ -224,15 +225,15 @@ def main() -> None:
     drafter_ms = forward_ms(world.drafter.model, drafter_ids, 1)
     print(f"target/drafter forward cost {target_ms[0] / drafter_ms:.1f}x (cached, one new token: target "
           f"{target_ms[0]:.2f} ms, drafter {drafter_ms:.2f} ms); target verifying a block of "
-          + ", ".join(f"{n}: {ms / target_ms[0]:.2f}x" for n, ms in zip(blocks, target_ms))
+          + ", ".join(f"{n}: {ms / target_ms[0]:.2f}x" for n, ms in zip(blocks, target_ms, strict=True))
           + " one token's cost (the ceiling of speedup / ratio is about 1 / that factor)")
     header = (f"{'method':<22}{'mode':<8}{'tok/s':>9}{'speedup':>10}{'calls/tok':>10}{'ratio':>10}"
               f"{'spd/ratio':>10}{'exact':>7}")
     summary = {}
     for sample in (False, True):
         mode = "sample" if sample else "greedy"
-        base_ours = best(lambda: ours(problem, autoregressive, sample, args.seed), args.repeats)
-        base_hf = best(lambda: hf_generate(problem, sample, args.seed, assistant=False), args.repeats)
+        base_ours = best(lambda sample=sample: ours(problem, autoregressive, sample, args.seed), args.repeats)
+        base_hf = best(lambda sample=sample: hf_generate(problem, sample, args.seed, assistant=False), args.repeats)
         base = max((base_ours, base_hf), key=lambda r: r.get("tok/s", 0.0))
         print(f"\n{mode} (baseline: {'ours' if base is base_ours else 'transformers generate'}, "
               f"{base['tok/s']:.1f} tok/s)")
@@ -243,9 +244,11 @@ def main() -> None:
             if name == "slrs" and not sample:
                 continue
             instance = slrs_problem if name == "slrs" else problem
-            summary[name, sample] = r = best(lambda: ours(instance, module, sample, args.seed), args.repeats)
+            summary[name, sample] = r = best(lambda instance=instance, module=module, sample=sample: ours(
+                instance, module, sample, args.seed), args.repeats)
             print(row(name, mode, r, base))
-        summary["uag", sample] = r = best(lambda: hf_generate(problem, sample, args.seed, assistant=True), args.repeats)
+        summary["uag", sample] = r = best(lambda sample=sample: hf_generate(problem, sample, args.seed, assistant=True),
+                                          args.repeats)
         print(row("transformers UAG", mode, r, base))
         summary["base", sample] = base
 

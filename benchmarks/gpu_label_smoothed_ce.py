@@ -54,7 +54,7 @@ def check_correctness() -> list[str]:
                                  ref_h, ref_w)
                     ours = _grads(label_smoothed_ce(hidden, weight, targets, beta, reduction=reduction, impl="triton"),
                                   hidden, weight)
-                    for name, a, b in zip(("loss", "d_hidden", "d_weight"), ours, ref):
+                    for name, a, b in zip(("loss", "d_hidden", "d_weight"), ours, ref, strict=True):
                         err = ((a.float() - b).abs() - tol * b.abs()).max().item()
                         if not err <= tol:
                             failures.append(f"{dtype} N={n} V={v} D={d} beta={beta} {reduction} {name}: "

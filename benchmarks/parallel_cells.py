@@ -31,9 +31,9 @@ sys.path.insert(0, str(ROOT))
 
 def grid_wall(share: bool, epochs: int, cells: int) -> float:
     import runners.local as local
+    from bench.cells import Entry, expand
     from bench.registry import Registry
     from bench.store import Store
-    from bench.cells import Entry, expand
 
     registry = Registry.discover()
     grid = expand(registry, [Entry("m3_jepa", {"epochs": epochs})], [Entry("paired_retrieval")],

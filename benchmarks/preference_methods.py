@@ -13,8 +13,7 @@ import torch
 
 from bench.context import RunContext
 from bench.registry import Registry
-from tasks.preference import score
-from tasks.preference import preference_world
+from tasks.preference import preference_world, score
 
 METHODS = ("dpo", "sft", "simplemix", "hypo", "dpo_mix_p", "epa", "simpo", "logo")
 

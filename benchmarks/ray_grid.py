@@ -21,10 +21,10 @@ FIXTURES = ROOT / "tests" / "fixtures"
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(ROOT), str(FIXTURES), str(HERE)]
 
+from bench.cells import Entry, expand  # noqa: E402
 from bench.registry import Listing, Registry  # noqa: E402
 from bench.spec import Cell, RunRecord  # noqa: E402
 from bench.store import Store  # noqa: E402
-from bench.cells import Entry, expand  # noqa: E402
 from runners import local  # noqa: E402
 
 REGISTRY = Registry([Listing("task", "toy_target", "toy", "bench_toy.toy_target", "", "bench"),

@@ -5,9 +5,9 @@ import sys
 
 import pytest
 
+from bench.numerics import THREAD_VARIABLES
 from bench.registry import Listing, Registry
 from bench.store import Store
-from bench.numerics import THREAD_VARIABLES
 from tests.helpers import FIXTURES
 
 TOY_METHODS = ("toy_noisy", "toy_shrunk", "toy_raise", "toy_sleep", "toy_crash", "toy_gpu", "toy_threads", "toy_warns",

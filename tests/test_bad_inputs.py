@@ -374,9 +374,9 @@ def _corrupt(source: Path, target: Path, table: str) -> None:
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     """The good store (one done run) and every bad file the cases point at."""
+    from bench.cells import Entry, expand
     from bench.registry import Registry
     from bench.store import Store
-    from bench.cells import Entry, expand
     from runners.local import run_cells
 
     root = tmp_path_factory.mktemp("bad")

@@ -46,7 +46,7 @@ def ray_head():
     gcs, dashboard, *others = _free_ports(9)
     names = ("--ray-client-server-port", "--dashboard-agent-listen-port", "--dashboard-agent-grpc-port",
              "--metrics-export-port", "--runtime-env-agent-port", "--node-manager-port", "--object-manager-port")
-    ports = dict(zip(names, others))
+    ports = dict(zip(names, others, strict=True))
     command = [str(BIN / "ray"), "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={gcs}",
                "--include-dashboard=true", "--dashboard-host=127.0.0.1", f"--dashboard-port={dashboard}",
                "--num-cpus=2", "--num-gpus=0", f"--temp-dir={temp}", "--disable-usage-stats",

@@ -27,7 +27,7 @@ from sqlalchemy.engine import make_url
 
 from bench.store import PASSWORD_FILE_ENV, mask_url, resolve_url
 from tests.helpers import run_bench
-from tests.pg import _as_postgres, create_database, pg_server_url, unavailable, Unavailable  # noqa: F401 - fixture
+from tests.pg import Unavailable, _as_postgres, create_database, pg_server_url, unavailable  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.integration  # PostgreSQL roles, Ray and subprocesses
 

@@ -67,7 +67,7 @@ def interval(values: list[float]) -> tuple[float, float, float]:
 
 
 def row(name: str, ours: list[float], theirs: list[float]) -> str:
-    diff = [a - b for a, b in zip(ours, theirs)]
+    diff = [a - b for a, b in zip(ours, theirs, strict=True)]
     m, lo, hi = interval(diff)
     return (f"{name:44s} ours {statistics.fmean(ours):12.6g}  theirs {statistics.fmean(theirs):12.6g}  "
             f"diff {m:+.3g} [{lo:+.3g}, {hi:+.3g}]  max|diff| {max(abs(d) for d in diff):.3g}")
@@ -86,7 +86,8 @@ def statements(text: str, function: str, first: str, last: str, namespace: dict,
         i = next(k for k, s in enumerate(starts) if s.startswith(first))
         j = next(k for k, s in enumerate(starts) if k >= i and s.startswith(last))
     except StopIteration:
-        raise SystemExit(f"{label}: {function} has no statements {first!r} .. {last!r}; the release has changed")
+        raise SystemExit(f"{label}: {function} has no statements {first!r} .. {last!r}; the release has changed") \
+            from None
     keep = body[i:j + 1]
     scope = dict(namespace)
     exec(compile(ast.Module(body=keep, type_ignores=[]), f"<{label}:{function}>", "exec"), scope)  # noqa: S102

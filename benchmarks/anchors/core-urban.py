@@ -53,7 +53,7 @@ def theirs(authors: str, data: str, src: str, tgt: str, cities: dict) -> dict[st
     for k, ind in enumerate(INDICATORS):  # their evaluator loads the labels as float32
         ys, yt = (cities[c].labels[:, k].astype("float32") for c in (src, tgt))
         values = evaluation_reg(es.astype("float32"), ys, et.astype("float32"), yt)
-        out.update({f"{m}_{ind}": float(v) for m, v in zip(METRICS, values)})
+        out.update({f"{m}_{ind}": float(v) for m, v in zip(METRICS, values, strict=True)})
     return out
 
 

@@ -28,8 +28,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.context import RunContext  # noqa: E402
-from benchmarks.anchors._authors import parser, row  # noqa: E402
-from benchmarks.anchors._authors import definitions, source  # noqa: E402
+from benchmarks.anchors._authors import definitions, parser, row, source  # noqa: E402  # noqa: E402
 from methods.causal import _gene_common, gene, gene_forward  # noqa: E402
 from tasks.causal import CausalResult, anm_synthetic, score  # noqa: E402
 
@@ -69,7 +68,7 @@ def quick(authors: str, seed: int) -> dict[str, object]:
 def reversed_edges(adjacency: np.ndarray, order) -> int:
     """True edges i → j with j before i in the order (errors no parent rule can undo)."""
     pos = {int(v): p for p, v in enumerate(order)}
-    return int(sum(pos[i] > pos[j] for i, j in zip(*np.nonzero(adjacency))))
+    return int(sum(pos[i] > pos[j] for i, j in zip(*np.nonzero(adjacency), strict=True)))
 
 
 def summary(problem, result: CausalResult) -> dict[str, float]:

@@ -85,7 +85,8 @@ def main() -> None:
     print(f"label-smoothed CE, beta {BETA}, {args.seeds} seeds, {BATCH} x {T} tokens, V {VOCAB}")
     print(row("mean reduction: ours vs theirs", col["ours_mean"], col["theirs_mean"]))
     print(row("mean reduction, tau 2: ours vs theirs", col["ours_mean_tau2"], col["theirs_mean_tau2"]))
-    print(row("ours (mean) x tokens vs theirs (sum)", [a * n for a, n in zip(col["ours_mean"], col["tokens"])],
+    scaled = [a * n for a, n in zip(col["ours_mean"], col["tokens"], strict=True)]
+    print(row("ours (mean) x tokens vs theirs (sum)", scaled,
               col["theirs_sum"]))
     print(row("ours (mean) vs theirs (sum)", col["ours_mean"], col["theirs_sum"]))
     print(row("gradient cosine, one batch: 1 vs measured", [1.0] * len(runs), col["grad_cosine"]))

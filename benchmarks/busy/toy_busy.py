@@ -2,8 +2,9 @@
 
 from dataclasses import dataclass
 
-from bench.registry import method
 from bench_toy import Result
+
+from bench.registry import method
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,8 @@ def runs_page(url: str) -> None:
     known = {kind: sorted({*reg.names(kind), *queries.stored_names(store(url), kind)})  # a name whose file is gone
              for kind in ("method", "task")}                                           # still has its runs here
     for col, (name, allowed) in zip(cols, (("method", known["method"]), ("task", known["task"]),
-                                          ("status", STATUSES), ("hardware", queries.hardware_kinds(store(url))))):
+                                          ("status", STATUSES), ("hardware", queries.hardware_kinds(store(url)))),
+                                     strict=True):
         options = [any_, *allowed]
         value = choice(name, options, default=any_)
         filters[name] = col.selectbox(name, options, index=options.index(value))

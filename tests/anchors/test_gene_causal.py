@@ -22,7 +22,7 @@ THEIRS = {0: (0.9666346067, 1.68136131e-11, 0.5730615607), 1: (0.1838924892, 1.0
 def test_chi2_pvalues_match_their_chisquare_test(seed):
     x, resid = GENE.quick_inputs(seed)
     got = chi2_pvalues(x, resid, 10)
-    for ours, theirs in zip(got, THEIRS[seed]):
+    for ours, theirs in zip(got, THEIRS[seed], strict=True):
         assert ours == pytest.approx(theirs, rel=1e-8, abs=1e-15)
 
 

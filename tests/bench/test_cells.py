@@ -2,8 +2,8 @@ import time
 
 import pytest
 
-from bench.errors import BenchError
 from bench.cells import MAX_SEED, MAX_SEEDS, Entry, check_seed, expand, load_grid_file, make_cell, parse_seeds
+from bench.errors import BenchError
 
 
 def test_parse_seeds():

@@ -190,10 +190,11 @@ def test_the_leaderboard_reads_every_builtin_without_importing_it():
             ("family", f) for f in {i.family for i in fresh.listings}] + [
             ("version", n) for n in fresh.names("task")]:
         try:
-            {"method": lambda: fresh.read_config_fields("method", name),
-             "task": lambda: fresh.read_config_fields("task", name),
-             "hardware": lambda: fresh.read_hardware(name), "family": lambda: fresh.read_metrics(name),
-             "version": lambda: fresh.read_task_version(name)}[kind]()
+            {"method": lambda name=name: fresh.read_config_fields("method", name),
+             "task": lambda name=name: fresh.read_config_fields("task", name),
+             "hardware": lambda name=name: fresh.read_hardware(name),
+             "family": lambda name=name: fresh.read_metrics(name),
+             "version": lambda name=name: fresh.read_task_version(name)}[kind]()
         except NotStatic as exc:
             unreadable.append(f"{kind} {name}: {exc}")
     assert unreadable == []

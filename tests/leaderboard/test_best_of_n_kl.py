@@ -39,7 +39,7 @@ def test_table_claims_carry_the_spec_values():
     paper = load_paper(Registry.discover(), PAPER)
     by_id = {c.id: c for c in paper.claims}
     for L, rows in TABLE.items():
-        for n, (exact, _, estimator) in zip(NS, rows):
+        for n, (exact, _, estimator) in zip(NS, rows, strict=True):
             assert by_id[f"table-exact-L{L}-n{n}"].paper_value == exact
             assert by_id[f"table-estimator-L{L}-n{n}"].paper_value == estimator
             assert by_id[f"table-exact-L{L}-n{n}"].expect == {"atol": 1e-4}

@@ -1,6 +1,7 @@
 """Borodich, Gasnikov & Kovalev (ICML 2025) end to end: the claims file and `bench claims` on stored runs."""
 
 import pytest
+
 from bench.registry import Registry
 from leaderboard.claims import load_paper, paper_cells
 from tests.leaderboard.paper_cli import bench, verdicts

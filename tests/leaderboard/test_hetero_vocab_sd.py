@@ -1,6 +1,7 @@
 """Heterogeneous-vocabulary speculative decoding (Timor et al., ICML 2025): the claims file, `bench run`."""
 
 import pytest
+
 from bench.registry import Registry
 from bench.store import Store
 from leaderboard.claims import group_cells, load_paper

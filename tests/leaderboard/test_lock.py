@@ -5,11 +5,11 @@ from dataclasses import replace
 
 import pytest
 
+from bench.cells import Entry, make_cell
 from bench.errors import BenchError
 from bench.spec import RunRecord
 from leaderboard.claims import evaluate_paper, load_paper, paper_overview
 from leaderboard.lock import disagreements, make_lock, read_lock, with_reference, write_lock
-from bench.cells import Entry, make_cell
 
 CLAIMS = """
 paper: toy-paper
@@ -145,7 +145,7 @@ def test_the_reproduction_summary_says_how_many_holding_claims_lack_their_negati
 
 
 def test_a_verdict_that_differs_between_the_two_numerics_is_fragile_and_counts_as_underpowered(tmp_path):
-    from leaderboard.lock import FRAGILE, LockedClaim, Lock, merge_numerics
+    from leaderboard.lock import FRAGILE, Lock, LockedClaim, merge_numerics
 
     def lock(fp, verdicts):
         claims = {cid: LockedClaim(v, [1.0], "x", "detail", "none", 3, 1.0, 1.0, {fp: v})

@@ -1,6 +1,7 @@
 """Orthogonal safety directions (Pan et al., ICML 2025): the claims file and `bench run` end to end."""
 
 import pytest
+
 from bench.registry import Registry
 from bench.store import Store
 from leaderboard.claims import load_paper

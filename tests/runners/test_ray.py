@@ -13,11 +13,11 @@ import time
 import pytest
 from sqlalchemy import text
 
+from bench.cells import Entry, expand
 from bench.errors import BenchError
 from bench.registry import Listing, Registry
 from bench.spec import Cell, Resources
 from bench.store import Store
-from bench.cells import Entry, expand
 from runners import local
 from tests.helpers import FIXTURES, default_sigint
 

@@ -37,7 +37,7 @@ def test_sequence_logprobs_equal_a_token_by_token_loop(shape, tokenizer):
     with torch.no_grad():
         summed = sequence_logprobs(model, tok, PROMPTS, COMPLETIONS, batch_size=2)
         mean = sequence_logprobs(model, tok, PROMPTS, COMPLETIONS, average=True)
-    for i, (p, c) in enumerate(zip(PROMPTS, COMPLETIONS)):
+    for i, (p, c) in enumerate(zip(PROMPTS, COMPLETIONS, strict=True)):
         total, n = _hand_logprob(model, tok, p, c)
         assert summed[i].item() == pytest.approx(total, abs=1e-4)
         assert mean[i].item() == pytest.approx(total / n, abs=1e-5)
@@ -46,7 +46,7 @@ def test_sequence_logprobs_equal_a_token_by_token_loop(shape, tokenizer):
 def test_greedy_sampling_follows_the_argmax_and_sampling_replays_with_its_generator(tokenizer):
     model, tok = load_causal_lm("tiny-llama", tokenizer=tokenizer, seed=3)
     greedy = sample(model, tok, PROMPTS, max_new_tokens=4, temperature=0)
-    for prompt, text in zip(PROMPTS, greedy):  # the hand argmax chain from the unpadded prompt
+    for prompt, text in zip(PROMPTS, greedy, strict=True):  # the hand argmax chain from the unpadded prompt
         ids = tok(prompt, add_special_tokens=False)["input_ids"]
         out = []
         with torch.no_grad():

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from bench.toolkit.models import TINY_SHAPES, build_tiny, load_model, save_model, score_texts, train_reward_model
 from bench.numerics import torch_threads
+from bench.toolkit.models import TINY_SHAPES, build_tiny, load_model, save_model, score_texts, train_reward_model
 
 TEXTS = ["Human: hi\n\nAssistant: hello there<eos>", "a much longer text " * 12, "x", "def f(x):\n    return x"]
 

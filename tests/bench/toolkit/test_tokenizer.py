@@ -1,7 +1,12 @@
 """The BPE tokenizer trained here: byte-level coverage, special tokens, determinism, save and load."""
 
-from bench.toolkit.tokenizer import (SPECIAL_TOKENS, generated_corpus, load_tokenizer, save_tokenizer,
-                                     train_bpe_tokenizer)
+from bench.toolkit.tokenizer import (
+    SPECIAL_TOKENS,
+    generated_corpus,
+    load_tokenizer,
+    save_tokenizer,
+    train_bpe_tokenizer,
+)
 
 
 def test_any_text_round_trips_and_specials_come_first(tmp_path):

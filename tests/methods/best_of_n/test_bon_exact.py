@@ -21,7 +21,7 @@ def test_kl_and_win_rate_match_rational_arithmetic(seed):
     p = [Fraction(w, total) for w in weights]
     cdf = [sum(p[:k + 1], Fraction(0)) for k in range(len(p))]
     pmf = [cdf[k] ** n - (cdf[k - 1] if k else Fraction(0)) ** n for k in range(len(p))]
-    kl = sum(float(q) * (math.log(q) - math.log(pi)) for q, pi in zip(pmf, p) if q > 0)
+    kl = sum(float(q) * (math.log(q) - math.log(pi)) for q, pi in zip(pmf, p, strict=True) if q > 0)
     win = float(sum(q * ((cdf[k] - p[k]) + p[k] / 2) for k, q in enumerate(pmf)))
     result, scores, _ = run(bon_exact, problem(weights, n))
     np.testing.assert_allclose(result.policy, [float(q) for q in pmf], rtol=1e-12, atol=1e-300)

@@ -42,8 +42,8 @@ def _compare(impl_fn, n, v, d, beta, reduction, dtype, atol, rtol=0.0, ref_dtype
     ref = _loss_and_grads(lambda h, w, t: F.cross_entropy(h @ w.T, t, label_smoothing=beta, reduction=reduction),
                           ref_h, ref_w, targets, reduction)
     ours = _loss_and_grads(lambda h, w, t: impl_fn(h, w, t, beta, reduction), hidden, weight, targets, reduction)
-    for name, a, b in zip(("loss", "d_hidden", "d_weight"), ours, ref):
-        torch.testing.assert_close(a.to(b.dtype), b, atol=atol, rtol=rtol, msg=lambda m: f"{name}: {m}")
+    for name, a, b in zip(("loss", "d_hidden", "d_weight"), ours, ref, strict=True):
+        torch.testing.assert_close(a.to(b.dtype), b, atol=atol, rtol=rtol, msg=lambda m, name=name: f"{name}: {m}")
 
 
 def _torch_impl(chunk):

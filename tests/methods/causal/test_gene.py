@@ -103,7 +103,7 @@ def test_greedy_search_never_decreases_and_ends_at_a_local_optimum(seed):
     start = list(np.random.default_rng(seed).permutation(6))
     order, value = g.greedy_order_search(fitness, start, ctx=ctx)
     curve = [v for _, v in ctx.curves["fitness"]]
-    assert all(b > a for a, b in zip(curve, curve[1:])) and curve[0] > fitness(start)
+    assert all(b > a for a, b in zip(curve, curve[1:], strict=False)) and curve[0] > fitness(start)
     assert value == fitness(order) == curve[-1]
     assert all(fitness(g.move(order, i, j)) <= value for i, j in itertools.permutations(range(6), 2))
 

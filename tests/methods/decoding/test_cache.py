@@ -39,7 +39,7 @@ def test_batched_paths_over_a_cached_prefix_equal_full_forwards(trained_pair):
     prefix = encode(drafter, trained_pair.prompts[0])
     paths = torch.tensor([[5, 9, 11], [7, 7, 7], [40, 3, 100]])
     got = cached.batch_last(prefix, paths)
-    for row, path in zip(got, paths.tolist()):
+    for row, path in zip(got, paths.tolist(), strict=True):
         torch.testing.assert_close(row, _full_logits(drafter, prefix + path)[-1], atol=1e-4, rtol=1e-4)
     assert cached.ids == prefix  # the prefix's own cache is left as it was
 

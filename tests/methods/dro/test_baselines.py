@@ -6,8 +6,16 @@ import numpy as np
 import pytest
 
 from bench.context import RunContext
-from methods.dro import (_common, _transfer, target_lasso, target_logistic, target_ridge, trans_glm,
-                         trans_lasso, trans_ridge)
+from methods.dro import (
+    _common,
+    _transfer,
+    target_lasso,
+    target_logistic,
+    target_ridge,
+    trans_glm,
+    trans_lasso,
+    trans_ridge,
+)
 from tasks.dro import score, strong_transfer_logistic, weak_transfer_linear
 from tests.methods.dro.test_kg_wdro import make_problem
 
@@ -15,7 +23,7 @@ from tests.methods.dro.test_kg_wdro import make_problem
 def test_ridge_fits_are_the_normal_equations():
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((12, 5)), rng.standard_normal(12)
-    for a, w in zip((0.1, 3.0), _transfer.ridge_fits(x, y, np.array([0.1, 3.0]))):
+    for a, w in zip((0.1, 3.0), _transfer.ridge_fits(x, y, np.array([0.1, 3.0])), strict=True):
         np.testing.assert_allclose(w, np.linalg.solve(x.T @ x + a * np.eye(5), x.T @ y), atol=1e-10)
 
 
@@ -24,7 +32,7 @@ def test_lasso_path_satisfies_the_kkt_conditions_and_starts_at_zero():
     x, y = rng.standard_normal((30, 8)), rng.standard_normal(30)
     alphas, coefs = _transfer.lasso_fits(x, y, 6, 1e-2)
     assert np.all(np.abs(coefs[0]) < 1e-12)   # α_max = ‖Xᵀy‖∞/n: the smallest α with w = 0
-    for a, w in zip(alphas, coefs):
+    for a, w in zip(alphas, coefs, strict=True):
         g = x.T @ (y - x @ w) / 30          # must equal α·sign(w) on the support, |g| ≤ α off it
         on = w != 0
         np.testing.assert_allclose(g[on], a * np.sign(w[on]), atol=1e-5)
@@ -39,7 +47,7 @@ def test_logistic_fits_do_not_depend_on_numpys_global_rng():
     for global_seed in (1, 2):
         np.random.seed(global_seed)
         fits.append(_transfer.logistic_fits(problem.x_train, problem.y_train, cs, 1))
-    for a, b in zip(*fits):
+    for a, b in zip(*fits, strict=True):
         assert np.array_equal(a, b)
 
 

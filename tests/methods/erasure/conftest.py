@@ -1,4 +1,3 @@
 """The small erasure problems of tests/tasks/erasure (same session cache and pipeline directories)."""
 
-from tests.tasks.erasure.conftest import (pipeline_problem, small_cache, small_problem, tiny_judge_dir,  # noqa: F401
-                                          tiny_pipeline_dir)
+from tests.tasks.erasure.conftest import pipeline_problem, small_cache, small_problem, tiny_judge_dir, tiny_pipeline_dir  # noqa: F401

@@ -84,8 +84,8 @@ def test_methods_edit_a_copy_and_return_a_plain_model(small_problem, module):
     result = module.solve(small_problem, module.Config(**module.SMOKE), RunContext(1))
     assert type(result.transformer) is type(small_problem.transformer)
     assert not any(p.requires_grad for p in result.transformer.parameters())
-    assert all(torch.equal(a, b) for a, b in zip(before, small_problem.transformer.parameters()))
-    assert any(not torch.equal(a, b) for a, b in zip(before, result.transformer.parameters()))
+    assert all(torch.equal(a, b) for a, b in zip(before, small_problem.transformer.parameters(), strict=True))
+    assert any(not torch.equal(a, b) for a, b in zip(before, result.transformer.parameters(), strict=True))
     assert 0.0 <= score(small_problem, result)["concept_rate"] <= 1.0
 
 

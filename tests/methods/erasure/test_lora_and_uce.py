@@ -80,7 +80,8 @@ def test_uce_without_preservation_maps_the_concept_onto_its_guide():
 
 def test_uce_edits_only_the_text_projection(small_problem):
     result = uce.solve(small_problem, uce.Config(), RunContext(0))
-    changed = [n for (n, a), b in zip(result.transformer.named_parameters(), small_problem.transformer.parameters())
+    changed = [n for (n, a), b in zip(result.transformer.named_parameters(), small_problem.transformer.parameters(),
+                                      strict=True)
                if not torch.equal(a, b)]
     assert changed == ["context_embedder.weight"]
     assert set(score(small_problem, result)) >= {"concept_rate", "feature_fd"}

@@ -115,7 +115,7 @@ def test_a_model_is_trained_once_per_training_input_and_loads_as_trained(tmp_pat
     tokens = short.eval_tokens[16]
     np.testing.assert_array_equal(again.log_probs(tokens), first.log_probs(tokens))
     assert [s for s, _ in again.checkpoints] == [s for s, _ in first.checkpoints] == [3, 6]
-    for (_, a), (_, b) in zip(again.checkpoints, first.checkpoints):
+    for (_, a), (_, b) in zip(again.checkpoints, first.checkpoints, strict=True):
         np.testing.assert_array_equal(a(tokens), b(tokens))
     plain_ctx = RunContext(0)  # the same training without the cache: the seed solve draws, then _lm.train itself
     model = _lm.build_model(config.model, short, config.rope_theta, _training.seed_of(plain_ctx), "cpu")

@@ -20,7 +20,7 @@ def test_long_short_alignment_at_alpha_zero_is_plain(tmp_path):
     tokens = problem.eval_tokens[16]
     np.testing.assert_array_equal(off.log_probs(tokens), base.log_probs(tokens))
     assert [s for s, _ in off.checkpoints] == [s for s, _ in base.checkpoints]
-    for (_, a), (_, b) in zip(off.checkpoints, base.checkpoints):
+    for (_, a), (_, b) in zip(off.checkpoints, base.checkpoints, strict=True):
         np.testing.assert_array_equal(a(tokens), b(tokens))
 
 

@@ -9,7 +9,7 @@ import torch
 from bench.context import RunContext
 from methods.multimodal import m3_jepa
 from methods.multimodal._common import info_nce, schedule, splits
-from methods.multimodal._moe import MoE, M3Predictor
+from methods.multimodal._moe import M3Predictor, MoE
 from tasks.multimodal import PairedProblem, RetrievalResult, observe, paired_retrieval, retrieval_scores, score
 
 

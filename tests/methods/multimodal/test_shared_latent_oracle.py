@@ -20,7 +20,7 @@ def test_key_factors_invert_the_worlds_semantic_keys():
 
 def spelled(keys):
     """(len(keys), 18): the key's four factors one-hot, side by side."""
-    return np.concatenate([np.eye(r)[f] for f, r in zip(oracle.key_factors(keys), oracle.FACTORS)], axis=1)
+    return np.concatenate([np.eye(r)[f] for f, r in zip(oracle.key_factors(keys), oracle.FACTORS, strict=True)], axis=1)
 
 
 def one_hot_world(seed=0, n=720, m=90):

@@ -80,7 +80,7 @@ def test_dpo_minimiser_is_not_unique_two_inits_same_loss_different_rewards():
             for n, s in ((0.0, 0), (noise, 1))]
     entropy = -(0.75 * math.log(0.75) + 0.25 * math.log(0.25))
     rewards = [BETA * (r.log_policy - problem.ref_logp) for r in runs]
-    for run, reward in zip(runs, rewards):
+    for run, reward in zip(runs, rewards, strict=True):
         assert run.train_loss == pytest.approx(entropy, abs=1e-4)
         np.testing.assert_allclose(reward[:, 0] - reward[:, 1], math.log(3), atol=1e-3)
     # the second init's noise: the first draw of its run's generator (BanditPolicy's table)
@@ -111,7 +111,7 @@ def test_weak_negatives_come_uniformly_from_the_other_prompts_of_the_batch():
     weak, valid = epa.bandit_weak_negatives(prompts, lists, 30000, torch.Generator().manual_seed(0))
     assert valid.all()
     own = {0: {20, 21, 22}, 1: {40, 41, 42}, 2: {10, 11, 12, 30, 31, 32}}
-    for row, x in zip(weak.tolist(), prompts.tolist()):
+    for row, x in zip(weak.tolist(), prompts.tolist(), strict=True):
         others = sorted(set(lists.flatten().tolist()) - own[x])
         assert set(row) == set(others)                                    # every other-prompt answer, none of its own
         counts = np.array([row.count(y) for y in others]) / len(row)

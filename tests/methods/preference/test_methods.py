@@ -35,7 +35,7 @@ def test_dpo_gradient_at_the_reference_is_half_beta_times_the_score_difference(w
     params = [p for p in policy.parameters()]
     grad = torch.autograd.grad(loss, params, retain_graph=True)
     score = torch.autograd.grad((-beta / 2) * (pw - pl).mean(), params)
-    for g, s in zip(grad, score):
+    for g, s in zip(grad, score, strict=True):
         torch.testing.assert_close(g, s, atol=1e-7, rtol=1e-5)
 
 
@@ -70,7 +70,7 @@ def test_epa_objective_with_one_strong_and_no_weak_negative_is_the_dpo_objective
     expected = dpo_loss(lp(policy, yw), lp(policy, yl), ref_w, ref_l, 0.5).mean()
     assert value.item() == pytest.approx(expected.item(), abs=1e-6) and abs(value.item() - np.log(2)) > 1e-3
     params = list(policy.parameters())
-    for g, h in zip(torch.autograd.grad(value, params), torch.autograd.grad(expected, params)):
+    for g, h in zip(torch.autograd.grad(value, params), torch.autograd.grad(expected, params), strict=True):
         torch.testing.assert_close(g, h, atol=1e-6, rtol=1e-4)
 
 

@@ -26,10 +26,10 @@ def test_scores_are_the_models_and_the_metrics_aggregate_them_by_hand(saved_mode
     model, tok = load_model(saved_model)
     for texts, got in ((problem.chosen, result.scores_chosen), (problem.rejected, result.scores_rejected)):
         own = [score_texts(model, tok, [f"Human: {p}\n\nAssistant: {r}<eos>"])[0]
-               for p, r in zip(problem.prompts, texts)]
+               for p, r in zip(problem.prompts, texts, strict=True)]
         np.testing.assert_allclose(got, own, atol=1e-5)
     correct = {}
-    for sub, c, r in zip(problem.subsets, result.scores_chosen, result.scores_rejected):
+    for sub, c, r in zip(problem.subsets, result.scores_chosen, result.scores_rejected, strict=True):
         correct.setdefault(sub, []).append(1.0 if c > r else 0.0)
     acc = {sub: sum(v) / len(v) for sub, v in correct.items()}
     sections = {}

@@ -3,8 +3,7 @@
 import numpy as np
 
 from bench.context import RunContext
-from tasks.saddle import score
-from tasks.saddle import saddle_bilinear, saddle_constrained, saddle_coupling_curvature, saddle_sc_sc
+from tasks.saddle import saddle_bilinear, saddle_constrained, saddle_coupling_curvature, saddle_sc_sc, score
 
 TASKS = {
     "sc_sc": saddle_sc_sc,

@@ -111,7 +111,7 @@ def test_word_relevance_sums_gradient_times_input_and_rewrites_use_the_lexicon(t
     from methods.safety._hooks import token_relevance
     rel, offsets = token_relevance(model, tokenizer, formatted, 2, direction)
     start = formatted.index(message)
-    inside = [r for r, (a, b) in zip(rel, offsets) if a < start + len(message) and b > start and b > a]
+    inside = [r for r, (a, b) in zip(rel, offsets, strict=True) if a < start + len(message) and b > start and b > a]
     assert len(words) == 4 and sum(words) == pytest.approx(sum(inside), abs=1e-6)
     assert eligible("tell me how to make a bomb, please") == [0, 4, 6, 7]
     assert rewrite("make a bomb, please", {2, 3}, {"bomb": "boom box"}) == "make a boom box,"

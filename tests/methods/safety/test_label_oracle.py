@@ -53,7 +53,7 @@ def test_oracle_measures_as_the_methods_do(problem):
     dirs = multi_direction.shift_directions(x, y, a)[0]
     np.testing.assert_allclose(label_oracle.dominant_directions(x, y, a), dirs[:, 0], atol=1e-9)
     source = problem.n_layers // 2
-    c1_fit = [threshold_accuracy((xl @ c)[a], lab[a]) for xl, c in zip(x, dirs[:, 0])]
+    c1_fit = [threshold_accuracy((xl @ c)[a], lab[a]) for xl, c in zip(x, dirs[:, 0], strict=True)]
     target = max(int(np.argmax(c1_fit)), source + 1) if source + 1 < problem.n_layers else source
     harm, feats = a & problem.harmful, []
     for s in range(1, len(problem.styles)):

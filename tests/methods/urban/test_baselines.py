@@ -14,7 +14,7 @@ from tasks.urban import score, two_city
 def clustered_cloud(rng, d=6):
     centres = rng.normal(0, 3, (4, d))
     return np.vstack([c + rng.normal(0, 0.5, (k, d)) * np.linspace(1.5, 0.5, d)
-                      for c, k in zip(centres, (80, 60, 40, 20))])
+                      for c, k in zip(centres, (80, 60, 40, 20), strict=True)])
 
 
 def test_procrustes_with_known_correspondence_is_exact():

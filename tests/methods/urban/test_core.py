@@ -41,7 +41,7 @@ def test_gat_layer_matches_per_edge_gatconv_formula():
             e = [hx[i] @ dst[h] + hx[j] @ src[h] + float(weight[i, j]) * (We[h] @ edg[h]) for j in sources]
             e = np.array([v if v > 0 else 0.2 * v for v in e])
             a = np.exp(e - e.max()) / np.exp(e - e.max()).sum()
-            ref[i] += sum(a_k * hx[j] for a_k, j in zip(a, sources)) / 3
+            ref[i] += sum(a_k * hx[j] for a_k, j in zip(a, sources, strict=True)) / 3
     np.testing.assert_allclose(out, ref + layer.bias.detach().numpy(), atol=1e-5)
 
 

@@ -8,8 +8,10 @@ from bench.context import RunContext
 from methods.verification import enumeration, monte_carlo
 from methods.verification.monte_carlo import clopper_pearson
 from tasks.verification import score
-from tasks.verification.fairsquare import Config as FS, build as fairsquare
-from tasks.verification.mini_acs_income import Config as ACS, build as mini_acs
+from tasks.verification.fairsquare import Config as FS
+from tasks.verification.fairsquare import build as fairsquare
+from tasks.verification.mini_acs_income import Config as ACS
+from tasks.verification.mini_acs_income import build as mini_acs
 
 
 def test_clopper_pearson_matches_known_intervals():
@@ -37,7 +39,7 @@ def test_monte_carlo_intervals_cover_the_truth_and_shrink_like_one_over_root_n()
         result = monte_carlo.solve(problem, monte_carlo.Config(confidence=0.9, initial_samples=2000, max_samples=62_000,
                                                                precision=1e-9), ctx)
         misses += score(problem, result)["contains_truth"] == 0.0
-        widths.append([(n, hi - lo) for (n, lo), (_, hi) in zip(ctx.curves["lower"], ctx.curves["upper"])])
+        widths.append([(n, hi - lo) for (n, lo), (_, hi) in zip(ctx.curves["lower"], ctx.curves["upper"], strict=True)])
         assert result.certain is False
     assert misses <= 6   # each run holds w.p. ≥ 0.9: P(Binomial(20, 0.1) > 6) < 0.003
     (n0, w0), (n1, w1) = widths[0][0], widths[0][-1]

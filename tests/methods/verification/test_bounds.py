@@ -18,7 +18,7 @@ from tasks.verification._network import Network
 def random_net(seed, sizes, final_relu=False):
     g = torch.Generator().manual_seed(seed)
     layers = [(torch.randn(o, i, generator=g, dtype=torch.float64) / i ** 0.5,
-               0.3 * torch.randn(o, generator=g, dtype=torch.float64)) for i, o in zip(sizes, sizes[1:])]
+               0.3 * torch.randn(o, generator=g, dtype=torch.float64)) for i, o in zip(sizes, sizes[1:], strict=False)]
     return Network(tuple(layers), final_relu)
 
 

@@ -18,8 +18,10 @@ from methods.verification._heuristics import longest_edge, prob_mass, propose, s
 from tasks.verification import score
 from tasks.verification._exact import exact_probabilities
 from tasks.verification._formula import And, Prob, holds
-from tasks.verification.fairsquare import Config as FS, build as fairsquare
-from tasks.verification.mini_acs_income import Config as ACS, build as mini_acs
+from tasks.verification.fairsquare import Config as FS
+from tasks.verification.fairsquare import build as fairsquare
+from tasks.verification.mini_acs_income import Config as ACS
+from tasks.verification.mini_acs_income import build as mini_acs
 
 TOL = 1e-9
 VARIANTS = [(pv, {}), (pv_ibp, {}), (pv_longest_edge, {}), (pv_random, {}), (uniform_split, {})]
@@ -32,8 +34,9 @@ def acs3():
 
 def assert_monotone_and_containing(curves, truth):
     lower, upper = [v for _, v in curves["lower"]], [v for _, v in curves["upper"]]
-    assert all(b >= a - TOL for a, b in zip(lower, lower[1:])) and all(b <= a + TOL for a, b in zip(upper, upper[1:]))
-    assert all(lo - TOL <= truth <= hi + TOL for lo, hi in zip(lower, upper))
+    assert all(b >= a - TOL for a, b in zip(lower, lower[1:], strict=False))
+    assert all(b <= a + TOL for a, b in zip(upper, upper[1:], strict=False))
+    assert all(lo - TOL <= truth <= hi + TOL for lo, hi in zip(lower, upper, strict=True))
 
 
 @pytest.mark.parametrize("module,overrides", VARIANTS)

@@ -10,9 +10,13 @@ import torch
 
 from bench.context import RunContext
 from methods.verification import pv, pv_random
-from tasks.verification.acasxu_safety import Config as ACAS, build as acasxu
-from tasks.verification.fairsquare import NETWORKS, POPULATIONS, Config as FS, build as fairsquare
-from tasks.verification.mini_acs_income import Config as ACS, build as mini_acs
+from tasks.verification.acasxu_safety import Config as ACAS
+from tasks.verification.acasxu_safety import build as acasxu
+from tasks.verification.fairsquare import NETWORKS, POPULATIONS
+from tasks.verification.fairsquare import Config as FS
+from tasks.verification.fairsquare import build as fairsquare
+from tasks.verification.mini_acs_income import Config as ACS
+from tasks.verification.mini_acs_income import build as mini_acs
 from tests.methods.verification.test_pv import mc_estimate
 
 pytestmark = pytest.mark.slow

@@ -9,7 +9,8 @@ from bench.context import RunContext
 from bench.registry import Registry
 from methods.verification import pv, pv_longest_edge, pv_random
 from methods.verification._heuristics import longest_edge, random_branches
-from tasks.verification.mini_acs_income import Config as ACS, build as mini_acs
+from tasks.verification.mini_acs_income import Config as ACS
+from tasks.verification.mini_acs_income import build as mini_acs
 
 SETTINGS = {"max_iterations": 12, "batch_size": 8}
 

@@ -18,7 +18,7 @@ def test_enumeration_matches_a_hand_computed_probability():
     first = np.array([0.1, 0.6, 0.3])                       # EOS, a, b
     trans = np.array([[1.0, 0.0, 0.0], [0.2, 0.5, 0.3], [0.4, 0.4, 0.2]])
     tokens, logp = enumerate_sequences(first, trans, max_len=2)
-    seqs = {tuple(int(t) for t in row if t >= 0): math.exp(lp) for row, lp in zip(tokens, logp)}
+    seqs = {tuple(int(t) for t in row if t >= 0): math.exp(lp) for row, lp in zip(tokens, logp, strict=True)}
     assert len(seqs) == num_sequences(3, 2) == 1 + 2 + 4
     assert seqs[()] == pytest.approx(0.1)
     assert seqs[(1,)] == pytest.approx(0.6 * 0.2)           # a, then EOS
@@ -27,7 +27,7 @@ def test_enumeration_matches_a_hand_computed_probability():
     assert sum(seqs.values()) == pytest.approx(1.0, abs=1e-15)
     # min_len = 1: no empty sequence; the first token is renormalised over a, b
     tokens, logp = enumerate_sequences(first, trans, max_len=2, min_len=1)
-    seqs = {tuple(int(t) for t in row if t >= 0): math.exp(lp) for row, lp in zip(tokens, logp)}
+    seqs = {tuple(int(t) for t in row if t >= 0): math.exp(lp) for row, lp in zip(tokens, logp, strict=True)}
     assert () not in seqs and seqs[(1,)] == pytest.approx(0.6 / 0.9 * 0.2)
     assert sum(seqs.values()) == pytest.approx(1.0, abs=1e-15)
 

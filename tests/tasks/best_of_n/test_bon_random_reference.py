@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 
 from bench.context import RunContext
-from tasks.best_of_n import (bon_kl, bon_pmf, bon_win_rate, expected_estimator, kl_formula,
-                             win_rate_bound)
+from tasks.best_of_n import bon_kl, bon_pmf, bon_win_rate, expected_estimator, kl_formula, win_rate_bound
 from tasks.best_of_n.bon_random_reference import Config, build
 
 
@@ -24,7 +23,7 @@ def test_reward_levels_create_ties_and_zero_levels_do_not():
     assert len(np.unique(tied.rewards)) <= 3
     assert len(np.unique(make(0, L=50).rewards)) == 50
     # the order: by reward, then by index
-    keys = list(zip(tied.rewards[tied.order], tied.order))
+    keys = list(zip(tied.rewards[tied.order], tied.order, strict=True))
     assert keys == sorted(keys)
 
 

@@ -13,8 +13,17 @@ import pytest
 import torch
 
 from tasks.calibration import score
-from tests.tasks._claimed import (OUTPUT, assert_unmoved, built, claimed_metrics, claimed_scores, lie,
-                                  pairs, same, solved)
+from tests.tasks._claimed import (
+    OUTPUT,
+    assert_unmoved,
+    built,
+    claimed_metrics,
+    claimed_scores,
+    lie,
+    pairs,
+    same,
+    solved,
+)
 
 FAMILY = "calibration"
 # sft_final_loss is the method's report: left out, so a claim that reads it fails the audit test

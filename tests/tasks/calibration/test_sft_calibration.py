@@ -116,7 +116,7 @@ def test_random_sft_answers_are_one_uniform_letter_per_fact_and_change_nothing_e
     assert torch.equal(rand.sft_input_ids[:, :-1], problem.sft_input_ids[:, :-1])
     assert np.array_equal(rand.eval_answers, problem.eval_answers)
     letters = {}
-    for fact, answer in zip(rand.sft_input_ids[:, 0].tolist(), rand.sft_input_ids[:, -1].tolist()):
+    for fact, answer in zip(rand.sft_input_ids[:, 0].tolist(), rand.sft_input_ids[:, -1].tolist(), strict=True):
         assert letters.setdefault(fact, answer) == answer                   # one letter per fact, every copy
     expected = np.random.default_rng([0, 8]).integers(0, 4, size=config.entities)
     assert [problem.letter_ids.index(letters[f]) for f in sorted(letters)] == [

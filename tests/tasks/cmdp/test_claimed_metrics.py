@@ -15,8 +15,17 @@ losses). Rewriting the multipliers moves no other claimed metric.
 
 import pytest
 
-from tests.tasks._claimed import (OUTPUT, PROBLEM, REPORTED, assert_unmoved, claimed_metrics, claimed_scores, lie,
-                                  pairs, solved)
+from tests.tasks._claimed import (
+    OUTPUT,
+    PROBLEM,
+    REPORTED,
+    assert_unmoved,
+    claimed_metrics,
+    claimed_scores,
+    lie,
+    pairs,
+    solved,
+)
 
 FAMILY = "cmdp"
 HOW = {"regret": OUTPUT, "violation": OUTPUT, "violation_slope": OUTPUT, "reward_ratio_margin": OUTPUT,

@@ -4,9 +4,7 @@ import numpy as np
 import pytest
 
 from bench.context import RunContext
-from tasks.cmdp import CMDPResult, score
-from tasks.cmdp import _model
-from tasks.cmdp import cmdp_adversarial, cmdp_stochastic
+from tasks.cmdp import CMDPResult, _model, cmdp_adversarial, cmdp_stochastic, score
 
 
 def make(module, **overrides):

@@ -8,11 +8,29 @@ import pytest
 import torch
 
 from bench.context import RunContext
-from tasks.erasure import (ErasureProblem, ErasureResult, MLPJudge, classify, concept_scores, concept_erasure,
-                           features, frechet_distance, score)
+from tasks.erasure import (
+    ErasureProblem,
+    ErasureResult,
+    MLPJudge,
+    classify,
+    concept_erasure,
+    concept_scores,
+    features,
+    frechet_distance,
+    score,
+)
 from tasks.erasure._base import BaseSettings
-from tasks.erasure._flux import (AttentionRecorder, TextEncoder, euler_sample, make_transformer, pack,
-                                 record_last_block, tokenize, unpack, velocity)
+from tasks.erasure._flux import (
+    AttentionRecorder,
+    TextEncoder,
+    euler_sample,
+    make_transformer,
+    pack,
+    record_last_block,
+    tokenize,
+    unpack,
+    velocity,
+)
 from tests.tasks.erasure.conftest import SMALL
 
 
@@ -69,7 +87,7 @@ def test_direct_attention_is_diffusers_attention_bit_for_bit():
             record_last_block(direct), record_last_block(plain)
         outs = [velocity(model, x, text, t) for model in (direct, plain)]
         grads = [torch.autograd.grad(out.pow(2).sum(), model.transformer_blocks[0].attn.to_q.weight)[0]
-                 for out, model in zip(outs, (direct, plain))]
+                 for out, model in zip(outs, (direct, plain), strict=True)]
         assert torch.equal(outs[0], outs[1]) and torch.equal(grads[0], grads[1])
 
 
@@ -158,7 +176,7 @@ def test_cache_is_reused_and_a_saved_directory_loads_as_pretrained(small_problem
     settings = BaseSettings(layers=1, single_layers=0, train_steps=60)
     assert entry.name == settings.key() and (entry / "transformer" / "config.json").exists()
     again = concept_erasure.build(concept_erasure.Config(**SMALL, pretrained=str(entry)), RunContext(0).for_task())
-    for a, b in zip(small_problem.transformer.parameters(), again.transformer.parameters()):
+    for a, b in zip(small_problem.transformer.parameters(), again.transformer.parameters(), strict=True):
         assert torch.equal(a, b)
     np.testing.assert_array_equal(again.reference_features, small_problem.reference_features)
 

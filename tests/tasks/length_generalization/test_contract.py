@@ -7,8 +7,19 @@ import numpy as np
 import pytest
 
 from bench.context import RunContext
-from tasks.length_generalization import (LMProblem, LMResult, RegressionProblem, RegressionResult, length_prediction,
-                                         mean_prediction, misalignment, sce, score, topic_lm, trace)
+from tasks.length_generalization import (
+    LMProblem,
+    LMResult,
+    RegressionProblem,
+    RegressionResult,
+    length_prediction,
+    mean_prediction,
+    misalignment,
+    sce,
+    score,
+    topic_lm,
+    trace,
+)
 
 
 def _log(p):
@@ -69,7 +80,7 @@ def _brute_force_predictive(lm, x, t):
     k, rho = 3, lm.switch
     total, mass = np.zeros(5), 0.0
     for path in itertools.product(range(k), repeat=t + 1):
-        prior = np.prod([(1 - rho) * (a == b) + rho / k for a, b in zip(path, path[1:])]) / k
+        prior = np.prod([(1 - rho) * (a == b) + rho / k for a, b in zip(path, path[1:], strict=False)]) / k
         like = np.prod([lm.transitions[path[s], x[s], x[s + 1]] for s in range(t)])
         total += prior * like * lm.transitions[path[t], x[t]]
         mass += prior * like

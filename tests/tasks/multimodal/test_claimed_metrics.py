@@ -18,8 +18,16 @@ import pytest
 from bench.observe import Misreport
 from tasks.multimodal import count_trainable, observe
 from tasks.multimodal.paired_retrieval import SMALLEST
-from tests.tasks._claimed import (OBSERVED, OUTPUT, assert_unmoved, claimed_metrics, claimed_scores, liar_runner, pairs,
-                                  solved)
+from tests.tasks._claimed import (
+    OBSERVED,
+    OUTPUT,
+    assert_unmoved,
+    claimed_metrics,
+    claimed_scores,
+    liar_runner,
+    pairs,
+    solved,
+)
 
 FAMILY = "multimodal"
 GATE = ("gate_direction_tv", "shared_experts", "specific_experts")

@@ -9,9 +9,18 @@ import torch
 
 from bench.context import RunContext
 from bench.observe import Misreport
-from tasks.multimodal import (PairedProblem, RetrievalResult, count_trainable, recall_at_k, retrieval_scores,
-                              routed_usage, score, usage_scores)
-from tasks.multimodal import _encoders, paired_retrieval as pr
+from tasks.multimodal import (
+    PairedProblem,
+    RetrievalResult,
+    _encoders,
+    count_trainable,
+    recall_at_k,
+    retrieval_scores,
+    routed_usage,
+    score,
+    usage_scores,
+)
+from tasks.multimodal import paired_retrieval as pr
 from tests.tasks.multimodal.tables import Table, TorchTable
 
 # ---- recall at k: a hand-built similarity matrix -----------------------------------------------------------
@@ -133,7 +142,7 @@ def test_shapes_keys_and_captions(problem):
     assert problem.class_text.shape[0] == 10 and problem.class_names[7] == "seven"
     assert np.all(problem.test_keys // 18 == problem.test_labels)             # key = digit × 18 + attributes
     assert problem.train_text_mask.any(1).all() and problem.test_text_mask.any(1).all()
-    for caption, label in zip(problem.test_captions, problem.test_labels):
+    for caption, label in zip(problem.test_captions, problem.test_labels, strict=True):
         words = caption.split()
         assert pr.NAMES[label] in words or str(label) in words
 

@@ -22,8 +22,18 @@ from bench.observe import Misreport, check_declared, observing
 from methods.performative import pcsgd
 from tasks.performative import PerformativeResult, trace
 from tasks.performative.performative import SMALLEST, Config, build
-from tests.tasks._claimed import (OBSERVED, OUTPUT, PROBLEM, REGISTRY, assert_unmoved, claimed_metrics, liar_runner,
-                                  lie, pairs, solved)
+from tests.tasks._claimed import (
+    OBSERVED,
+    OUTPUT,
+    PROBLEM,
+    REGISTRY,
+    assert_unmoved,
+    claimed_metrics,
+    liar_runner,
+    lie,
+    pairs,
+    solved,
+)
 
 FAMILY = "performative"
 HOW = {"final_gap": OUTPUT, "shifted_modulus": PROBLEM, "limit_rel_error": OUTPUT, "curve:gap": OBSERVED}

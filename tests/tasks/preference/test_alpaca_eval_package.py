@@ -14,8 +14,7 @@ import pandas as pd
 import pytest
 
 from bench.context import RunContext
-from tasks.preference import PreferenceResult, length_controlled_win_rate_simple, score, sigmoid
-from tasks.preference import alpacaeval
+from tasks.preference import PreferenceResult, alpacaeval, length_controlled_win_rate_simple, score, sigmoid
 
 alpaca_eval = pytest.importorskip("alpaca_eval")
 openai = pytest.importorskip("openai")
@@ -72,7 +71,7 @@ REFERENCE = ["2", "Hello there, friend!", "Rain is water falling from clouds.", 
 def test_weighted_judge_gives_the_soft_probability_that_the_answer_wins(fake_openai, tmp_path):
     cache = tmp_path / "annotations.json"
     prefs = alpacaeval.alpaca_eval_preferences(INSTRUCTIONS, PROMPTS, ANSWERS, REFERENCE, caching_path=str(cache))
-    expected = [sigmoid(quality(a) - quality(r)) for a, r in zip(ANSWERS, REFERENCE)]
+    expected = [sigmoid(quality(a) - quality(r)) for a, r in zip(ANSWERS, REFERENCE, strict=True)]
     expected[3] = 0.5                                            # identical outputs: 1.5, never sent to the judge
     np.testing.assert_allclose(prefs, expected, atol=1e-9)
     assert len(fake_openai.calls) == 3

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from bench.context import RunContext
-from tasks.preference import PreferenceResult, score
-from tasks.preference import alpacaeval
+from tasks.preference import PreferenceResult, alpacaeval, score
 
 
 @pytest.fixture(scope="module")
@@ -184,7 +183,7 @@ def test_scoring_uses_alpaca_evals_glm_with_the_difficulties(tmp_path, monkeypat
     zeros = np.zeros(12)
     s = score(problem, PreferenceResult(responses=responses, logp_policy=zeros, logp_ref=zeros))
     wins = np.array([problem.judge([p], [r])[0] > problem.judge([p], [b])[0] for p, r, b in
-                     zip(problem.eval_prompts, responses, problem.baseline_responses)], float)
+                     zip(problem.eval_prompts, responses, problem.baseline_responses, strict=True)], float)
     expected = lc.fit_model(wins, [len(r) for r in responses], [len(b) for b in problem.baseline_responses],
                             gamma.to_numpy())
     assert s["lc_win_rate"] == pytest.approx(expected["lc_win_rate"], abs=1e-12)

@@ -145,7 +145,7 @@ def synthetic(n_models=6, n_instructions=80, seed=0, gamed=False) -> tuple[pd.Da
     rows = []
     names = [f"m{i}" for i in range(n_models)] + (["gpt4_1106_preview_verbose", "gpt4_1106_preview_concise"]
                                                   if gamed else [])
-    for i, name in enumerate(names):
+    for name in names:
         quality = 0.0 if "gpt4" in name else rng.normal(-1, 1)
         scale = 1.6 if "verbose" in name else 0.5 if "concise" in name else rng.uniform(0.3, 1.3)
         chars = np.maximum(1, (ref * scale + rng.normal(0, 300, n_instructions))).astype(int)

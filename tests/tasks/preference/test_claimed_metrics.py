@@ -26,9 +26,17 @@ from bench.context import RunContext
 from bench.observe import Misreport, check_declared, observing
 from bench.toolkit.causal_lm import load_causal_lm, sequence_logprobs
 from methods.preference import dpo, epa, sft, simplemix
-from tasks.preference import (long_context_alignment, preference_bandit, preference_world, score, slope1_metrics)
-from tests.tasks._claimed import (OBSERVED, OUTPUT, assert_unmoved, claimed_metrics, claimed_scores, liar_runner, lie,
-                                  pairs)
+from tasks.preference import long_context_alignment, preference_bandit, preference_world, score, slope1_metrics
+from tests.tasks._claimed import (
+    OBSERVED,
+    OUTPUT,
+    assert_unmoved,
+    claimed_metrics,
+    claimed_scores,
+    liar_runner,
+    lie,
+    pairs,
+)
 
 FAMILY = "preference"
 HOW = {"win_rate": OUTPUT, "lc_win_rate": OUTPUT, "gold_reward": OUTPUT, "gold_reward_coding": OUTPUT,
@@ -136,13 +144,14 @@ def test_the_world_reward_is_measured_on_the_returned_policy(world, off_policy):
     result = off_policy
     assert result.declared == {"beta": 0.5}
     ref, tokenizer = load_causal_lm(world.sft_path)
-    prompts = [p for p, rs in zip(world.probe_prompts, world.probe_responses) for _ in rs]
+    prompts = [p for p, rs in zip(world.probe_prompts, world.probe_responses, strict=True) for _ in rs]
     texts = [" " + r for rs in world.probe_responses for r in rs]
     with torch.no_grad():
         diff = (sequence_logprobs(result.model, tokenizer, prompts, texts)
                 - sequence_logprobs(ref, tokenizer, prompts, texts))
     learned = (0.5 * diff).view(len(world.probe_prompts), -1).numpy().astype(float)
-    true = np.array([world.judge([p] * len(rs), rs) for p, rs in zip(world.probe_prompts, world.probe_responses)])
+    true = np.array([world.judge([p] * len(rs), rs)
+                     for p, rs in zip(world.probe_prompts, world.probe_responses, strict=True)])
     scores = score(world, result)
     own = slope1_metrics(learned, true / world.label_temperature)
     assert {k: scores[k] for k in own} == own                                        # bit for bit

@@ -2,8 +2,8 @@
 hook."""
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pytest
@@ -14,8 +14,16 @@ from bench.toolkit.causal_lm import load_causal_lm, sequence_logprobs
 from bench.toolkit.tokenizer import train_bpe_tokenizer
 from methods.preference._common import evaluate
 from tasks.preference import alpacaeval, long_context_alignment, score
-from tasks.preference._harness import (LONGBENCH_CATEGORIES, HarnessSettings, external_eval, flatten, longbench_scores,
-                                       parse_tasks, run, task_manager)
+from tasks.preference._harness import (
+    LONGBENCH_CATEGORIES,
+    HarnessSettings,
+    external_eval,
+    flatten,
+    longbench_scores,
+    parse_tasks,
+    run,
+    task_manager,
+)
 from tasks.preference._long_context import FILLER, KEYS, KINDS, VALUES, make_example, prompt_text
 
 pytest.importorskip("lm_eval")
@@ -54,7 +62,8 @@ def own_loglikelihoods(model, tokenizer, docs) -> np.ndarray:
     choices = [" " + c for d in docs for c in d["choices"]]
     with torch.no_grad():
         with_eos = sequence_logprobs(model, tokenizer, prompts, choices)
-        eos = sequence_logprobs(model, tokenizer, [p + c for p, c in zip(prompts, choices)], [""] * len(prompts))
+        eos = sequence_logprobs(model, tokenizer, [p + c for p, c in zip(prompts, choices, strict=True)],
+                                [""] * len(prompts))
     return (with_eos - eos).numpy().reshape(len(docs), -1)
 
 
@@ -89,11 +98,12 @@ def test_longbench_english_is_logos_fourteen_tasks_and_its_average_is_table_1s()
     assert task_manager(HarnessSettings(tasks=tasks[:-1])) is not None          # every name is a real lm_eval task
     # LOGO-80K's Table 1 row: categories 44.0, 41.2, 28.1, 68.6, 53.0 -> average 46.98 (printed 47.0); task scores
     # spread around each category mean so that only the per-category mean of the tasks gives the row back
-    row = dict(zip(LONGBENCH_CATEGORIES, (44.0, 41.2, 28.1, 68.6, 53.0)))
+    row = dict(zip(LONGBENCH_CATEGORIES, (44.0, 41.2, 28.1, 68.6, 53.0), strict=True))
     flat = {}
     for category, names in LONGBENCH_CATEGORIES.items():
         offsets = np.linspace(-5, 5, len(names))
-        flat.update({f"lm_eval_longbench_{n}_score": (row[category] + o) / 100 for n, o in zip(names, offsets)})
+        flat.update({f"lm_eval_longbench_{n}_score": (row[category] + o) / 100
+                     for n, o in zip(names, offsets, strict=True)})
     scores = longbench_scores(flat)
     assert scores["longbench_average"] == pytest.approx(46.98, abs=1e-9)
     assert all(scores[f"longbench_{c}"] == pytest.approx(v, abs=1e-9) for c, v in row.items())

@@ -44,11 +44,11 @@ def test_lists_are_distinct_ranked_and_binarized_from_the_list(world):
     assert world.ref_logp.std(axis=1).min() > 0.5                         # π_ref is far from uniform
     assert all(len(set(row)) == 4 for row in world.lists)                 # K distinct answers per list
     np.testing.assert_array_equal(np.bincount(world.list_prompts), np.full(16, 16))
-    assert all(b in row[1:] for b, row in zip(world.binarized, world.lists))   # best vs one of the others
+    assert all(b in row[1:] for b, row in zip(world.binarized, world.lists, strict=True))   # best vs one of the others
     seen = world.seen
-    for x, row in zip(world.list_prompts, world.lists):
+    for x, row in zip(world.list_prompts, world.lists, strict=True):
         assert seen[x, row].all()
-    assert seen.sum() == len({(x, y) for x, row in zip(world.list_prompts, world.lists) for y in row})
+    assert seen.sum() == len({(x, y) for x, row in zip(world.list_prompts, world.lists, strict=True) for y in row})
     # Plackett–Luce at τ = 1 is informative but noisy: the best beats the worst of its list most of the time
     reward = world.true_reward[world.list_prompts[:, None], world.lists]
     assert 0.6 < (reward[:, 0] > reward[:, -1]).mean() < 1.0
@@ -72,7 +72,7 @@ def test_slope1_error_is_the_closed_form_minimum_over_the_constant():
     out = slope1_metrics(learned, true)
     assert out == {"slope1_error": pytest.approx(1.0), "reward_pearson": pytest.approx(1.0)}
     grid = np.linspace(-5, 5, 100001)
-    brute = np.mean([min(np.mean((l - t - c) ** 2) for c in grid[::100]) for l, t in zip(learned, true)])
+    brute = np.mean([min(np.mean((l - t - c) ** 2) for c in grid[::100]) for l, t in zip(learned, true, strict=True)])
     assert brute == pytest.approx(1.0, abs=1e-4)
     masked = masked_slope1_metrics(learned, true, np.array([[True, True, False], [False, True, True]]))
     assert masked["slope1_error"] == pytest.approx((0 + 2.25) / 2)       # row 1 on (0, 3) vs (1, 1): diff (−1, 2)

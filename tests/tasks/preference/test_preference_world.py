@@ -97,7 +97,8 @@ def test_every_writer_has_one_quality_in_every_category_and_the_pool_averages_th
 
     chance = {"teacher": {"math": 0.0, "coding": 0.0}, "pool": {"math": 1 / 10, "coding": 1 / 216}}  # random mistakes
     for q in (*POOL_QUALITY, 0.5):
-        writers = {"teacher": lambda p: teacher_response(p, rng, q), "pool": lambda p: pool_response(p, q, rng)}
+        writers = {"teacher": lambda p, q=q: teacher_response(p, rng, q),
+                   "pool": lambda p, q=q: pool_response(p, q, rng)}
         for name, write in writers.items():
             for category in prompts:
                 if category in ("math", "coding"):

@@ -16,8 +16,17 @@ import pytest
 
 from bench.configs import build_config
 from bench.observe import Misreport, check_declared
-from tests.tasks._claimed import (OUTPUT, REGISTRY, REPORTED, assert_unmoved, claimed_metrics, claimed_scores, lie,
-                                  pairs, solved)
+from tests.tasks._claimed import (
+    OUTPUT,
+    REGISTRY,
+    REPORTED,
+    assert_unmoved,
+    claimed_metrics,
+    claimed_scores,
+    lie,
+    pairs,
+    solved,
+)
 
 FAMILY = "reward_learning"
 HOW = {"pairwise_accuracy": OUTPUT, "clone_gap": OUTPUT, "clone_shift": OUTPUT, "clone_shift_centred": OUTPUT,

@@ -27,7 +27,7 @@ def test_population_probabilities_are_a_bt_mixture():
     alpha, r = clones.type_rewards(prob.clone_points, np.concatenate([prob.themes, prob.themes[prob.clone_of]]),
                                    clones.Config())
     a, b = 1, 10  # one original, one clone
-    expected = sum(al / (1 + np.exp(-(ri[a] - ri[b]))) for al, ri in zip(alpha, r))
+    expected = sum(al / (1 + np.exp(-(ri[a] - ri[b]))) for al, ri in zip(alpha, r, strict=True))
     assert p[a, b] == pytest.approx(expected, abs=1e-14)
     np.testing.assert_allclose(prob.win, p[:9, :9])
 

@@ -15,8 +15,7 @@ from bench.context import RunContext
 from bench.observe import Misreport, observing
 from bench.registry import Registry
 from methods.saddle import extragradient
-from tasks.saddle import SaddleResult, observed_history, score, score_record, trace, trace_record
-from tasks.saddle import saddle_sc_sc
+from tasks.saddle import SaddleResult, observed_history, saddle_sc_sc, score, score_record, trace, trace_record
 from tests.tasks._claimed import OBSERVED, PROBLEM, claimed_metrics
 
 REGISTRY = Registry.discover(plugins=False)

@@ -21,10 +21,20 @@ from bench.observe import Misreport
 from methods.safety import multi_direction, single_direction
 from methods.safety._directions import TAUS
 from methods.safety._hooks import stream_states
-from tasks.safety import (RANK_TAU, chat_prompts, effective_rank, layer_accuracies, measured_probe,
-                          measured_refusals, measured_secondary, problem_analyses, refusals, score)
-from tests.tasks._claimed import OBSERVED, OUTPUT, PROBLEM, claimed_metrics
+from tasks.safety import (
+    RANK_TAU,
+    chat_prompts,
+    effective_rank,
+    layer_accuracies,
+    measured_probe,
+    measured_refusals,
+    measured_secondary,
+    problem_analyses,
+    refusals,
+    score,
+)
 from tests.helpers import smallest_refusal_problem
+from tests.tasks._claimed import OBSERVED, OUTPUT, PROBLEM, claimed_metrics
 
 CLAIMED = ("ablation_refusal_drop", "ablation_benign_change", "attack_success", "attack_refusal_drop",
            "best_layer_accuracy", "late_layer_accuracy", "jailbreak_refusal_rate")

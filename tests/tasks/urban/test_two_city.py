@@ -7,8 +7,16 @@ import pytest
 from sklearn.linear_model import Ridge
 
 from bench.context import RunContext
-from tasks.urban import INDICATORS, City, TwoCityProblem, TwoCityResult, regression_metrics, ridge_transfer, score
-from tasks.urban import two_city
+from tasks.urban import (
+    INDICATORS,
+    City,
+    TwoCityProblem,
+    TwoCityResult,
+    regression_metrics,
+    ridge_transfer,
+    score,
+    two_city,
+)
 
 
 def test_metrics_hand_computed_with_clipping():

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 from bench.context import RunContext
-from tasks.urban import INDICATORS, TwoCityProblem, TwoCityResult, ridge_transfer, score
-from tasks.urban import urban_cities
+from tasks.urban import INDICATORS, TwoCityProblem, TwoCityResult, ridge_transfer, score, urban_cities
 
 FIXTURE = "tests/tasks/urban/fixture_cities"
 REAL = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "urban"

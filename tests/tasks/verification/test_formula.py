@@ -5,8 +5,22 @@ import math
 
 import torch
 
-from tasks.verification._formula import (FALSE_, TRUE_, Not, PConst, Prob, all_of, any_of, decide, holds,
-                                         inp, interval, out, sat_bounds, split_input_bounds)
+from tasks.verification._formula import (
+    FALSE_,
+    TRUE_,
+    Not,
+    PConst,
+    Prob,
+    all_of,
+    any_of,
+    decide,
+    holds,
+    inp,
+    interval,
+    out,
+    sat_bounds,
+    split_input_bounds,
+)
 
 
 def test_sat_bounds_contain_point_values_and_status_is_sound():

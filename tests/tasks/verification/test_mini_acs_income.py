@@ -17,7 +17,7 @@ def test_input_dimensions_are_the_papers():
 
 def test_build_is_deterministic_per_seed_and_truth_matches_sampling():
     a, b = (build(Config(variables=3), RunContext(1).for_task()) for _ in range(2))
-    assert all(torch.equal(p, q) for (W, c), (V, d) in zip(a.network.layers, b.network.layers)
+    assert all(torch.equal(p, q) for (W, c), (V, d) in zip(a.network.layers, b.network.layers, strict=True)
                for p, q in ((W, V), (c, d)))
     assert a.exact is not None and a.expected is not None
     x = torch.as_tensor(a.population.sample(400_000, np.random.default_rng(2)))

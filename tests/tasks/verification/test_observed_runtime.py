@@ -28,7 +28,8 @@ from bench.registry import Registry
 from methods.verification import enumeration, pv
 from tasks.verification import VerificationProblem, score
 from tasks.verification._population import Population
-from tasks.verification.fairsquare import Config as FairSquare, build as fairsquare
+from tasks.verification.fairsquare import Config as FairSquare
+from tasks.verification.fairsquare import build as fairsquare
 from tasks.verification.mini_acs_income import Config, build
 from tests.tasks._claimed import OBSERVED, OUTPUT, REGISTRY, REPORTED, assert_unmoved, claimed_metrics, pairs
 

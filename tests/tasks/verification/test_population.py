@@ -29,7 +29,7 @@ def test_fairsquare_box_masses_match_sampling(name):
     lb, ub = random_boxes(rng, pop, 6)
     lb[:, 2], ub[:, 2] = np.array([0, 0, 1, 0, 1, 1]), np.array([0, 1, 1, 1, 1, 1])   # sex: female / both / male
     p = pop.probability(lb, ub)
-    freq = np.array([np.mean(np.all((x >= l) & (x <= u), axis=1)) for l, u in zip(lb, ub)])
+    freq = np.array([np.mean(np.all((x >= l) & (x <= u), axis=1)) for l, u in zip(lb, ub, strict=True)])
     sigma = np.sqrt(p * (1 - p) / x.shape[0])
     assert np.all(np.abs(freq - p) <= 5 * sigma + 1e-6)
 
@@ -65,7 +65,7 @@ def test_categorical_and_conditioned_sampling():
 @pytest.mark.parametrize("k", [2, 3])
 def test_mini_acs_enumeration_is_the_pmf(k):
     pop = acs_population(k, np.random.default_rng(k))
-    points, masses = map(np.concatenate, zip(*pop.enumerate(chunk=100)))
+    points, masses = map(np.concatenate, zip(*pop.enumerate(chunk=100), strict=True))
     assert len(points) == pop.support_size() and masses.sum() == pytest.approx(1.0, abs=1e-12)
     x = pop.sample(100_000, np.random.default_rng(5))
     index = {tuple(p): i for i, p in enumerate(points)}
@@ -82,9 +82,9 @@ def test_enumerated_masses_are_the_point_box_masses_bit_for_bit():
     second = Component(0.7, (Discrete(3, np.array([1.0, 4.0]), np.array([0.1, 0.9])),
                              Categorical((0, 1, 2), np.array([0.0, 0.25, 0.75]))))
     pop = Population(space, (first, second))
-    points, masses = map(np.concatenate, zip(*pop.enumerate(chunk=4)))
+    points, masses = map(np.concatenate, zip(*pop.enumerate(chunk=4), strict=True))
     assert len(points) == 3 * 3 - 1 and not any(p[0] == 1 and p[3] == 4 for p in points)   # (a, k=4) has mass 0
     assert np.array_equal(masses, pop.probability(points, points)) and masses.sum() == pytest.approx(1.0)
     acs = acs_population(4, np.random.default_rng(4))
-    points, masses = map(np.concatenate, zip(*acs.enumerate(chunk=5000)))
+    points, masses = map(np.concatenate, zip(*acs.enumerate(chunk=5000), strict=True))
     assert np.array_equal(masses, acs.probability(points, points))
