@@ -124,6 +124,9 @@ def _reproduce(slug: str, tmp_path, compared=lambda cid: True) -> tuple[dict, li
 
 
 def _drifted(fresh, lock) -> list[str]:
+    """Cell means outside their locked tolerance. Under the lock's own numerics a fresh run repeats the locked one
+    bit for bit, so √2 × the locked half-width is generous; under the other numerics a chaotic cell is a new draw of
+    the same law, and its mean is compared as two independent means: within 4 standard errors of their difference."""
     out = []
     for v in fresh:
         locked = lock.claims[v.claim.id]
@@ -133,11 +136,21 @@ def _drifted(fresh, lock) -> list[str]:
             if not (math.isfinite(cell.mean) and math.isfinite(old["mean"])):
                 continue
             half = (old["high"] - old["low"]) / 2 if math.isfinite(old["high"]) else 0.0
-            tolerance = math.sqrt(2) * half + 1e-6 * max(1.0, abs(old["mean"]))
+            tolerance = _tolerance(half, old.get("n", 0), NUMERICS == lock.numerics)
+            tolerance += 1e-6 * max(1.0, abs(old["mean"]))
             if abs(cell.mean - old["mean"]) > tolerance:
                 out.append(f"{v.claim.id} / {cell.label}: {cell.mean:.6g} vs locked {old['mean']:.6g} "
                            f"(tolerance {tolerance:.3g})")
     return out
+
+
+def _tolerance(half: float, n: int, same_numerics: bool) -> float:
+    if same_numerics or n < 2:
+        return math.sqrt(2) * half
+    from scipy.stats import t
+
+    # half = t · SE; 4 SE of a difference of two independent means, never less than the same-numerics tolerance
+    return math.sqrt(2) * half * max(1.0, 4 / float(t.ppf(0.975, n - 1)))
 
 
 # with BENCH_LOCK_ROTATION=1, the papers of this commit's rotation (and every paper whose inputs changed) are the
@@ -195,3 +208,14 @@ def test_bench_reproduce_with_controls_prints_the_locked_verdicts_and_resumes(tm
     assert "reference run" not in claims.stdout and "differs from the reference run" not in claims.stdout
     again = bench("reproduce", "cmdp-bobw", "--scale", "cpu", "--controls", db=db)
     assert "already done" in again.stderr and " done," not in again.stderr.split("cells:")[-1]
+
+
+def test_a_cell_under_the_other_numerics_is_compared_as_a_new_draw():
+    """Same numerics: √2 × the locked half-width (a bit-identical rerun). Other numerics: 4 standard errors of the
+    difference of two independent means (half = t · SE), never tighter than the same-numerics tolerance."""
+    from scipy.stats import t
+
+    half = float(t.ppf(0.975, 19))                      # SE 1 at n = 20
+    assert _tolerance(half, 20, True) == pytest.approx(math.sqrt(2) * half)
+    assert _tolerance(half, 20, False) == pytest.approx(4 * math.sqrt(2))
+    assert _tolerance(4.303, 3, False) == pytest.approx(math.sqrt(2) * 4.303)   # t(2) > 4: the same-numerics one
