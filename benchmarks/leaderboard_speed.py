@@ -51,7 +51,8 @@ TARGETS = {"claims": 1.0, "paper": 2.0, "overview": 1.0, "task": 1.0}
 def build(url: str, runs: int) -> int:
     """A store of about `runs` finished runs: the clipped-SGD paper's cells (claims and controls, at their seeds),
     the rest the performative methods over 5 task settings and many seeds; each run with its metrics, saved in
-    batches by bench.sql.save_batch as the runners save. Returns the runs stored."""
+    batches by bench.sql.save_batch as the runners save, with the statistics their writer leaves. Returns the
+    runs stored."""
     import numpy as np
 
     from bench.cells import Entry, make_cell
@@ -59,6 +60,7 @@ def build(url: str, runs: int) -> int:
     from bench.spec import RunRecord
     from bench.sql import cell_keys, save_batch
     from bench.store import Store
+    from bench.writes import refresh_statistics
     from leaderboard.claims import load_paper, paper_cells
 
     registry = Registry.discover()
@@ -83,6 +85,7 @@ def build(url: str, runs: int) -> int:
         keys = [cell_keys(cell) for cell in batch]
         save_batch(store.engine, records, [env] * len(batch), "bench", keys=[k for k, _ in keys],
                    setting_keys=[s for _, s in keys])
+    refresh_statistics(store.engine)  # what the runners' writer does when its session ends
     return store.count()
 
 

@@ -219,9 +219,11 @@ def _setting_stats(connection, task: str, metric: str, hardware: str | None, min
 
 
 def _setting_values(connection, setting: str, metric: str) -> list[float]:
-    query = (select(MetricValue.value).join(Run, MetricValue.run_key == Run.run_key)
-             .where(Run.setting_key == setting, Run.status == "done", MetricValue.name == metric))
-    return list(connection.execute(query).scalars())
+    # the status is filtered here, not in SQL: given both, SQLite's planner reads every done run through
+    # ix_runs_status (nearly every row of a store: 20 ms a setting at 100k runs) instead of the setting's index
+    query = (select(MetricValue.value, Run.status).join(Run, MetricValue.run_key == Run.run_key)
+             .where(Run.setting_key == setting, MetricValue.name == metric))
+    return [value for value, status in connection.execute(query) if status == "done"]
 
 
 MIN_SEEDS = 3  # a setting with fewer seeds is marked low-seed
