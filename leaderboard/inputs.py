@@ -87,26 +87,31 @@ def module_file(module: str) -> Path | None:
     return None
 
 
-def imports(path: Path) -> list[str]:
-    """The repository modules a file imports (absolute and relative, at any depth: imports inside functions count),
-    with the packages on their way (a package's __init__ runs first)."""
-    package = ".".join(path.relative_to(ROOT).with_suffix("").parts)
-    if path.name == "__init__.py":
-        package = package.rsplit(".", 1)[0] + ".__init__"
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+def import_statements(path: Path, root: Path = ROOT) -> list[tuple[int, str, tuple[str, ...]]]:
+    """(line, module, names) of every import statement of a file, at any depth (imports inside functions count); a
+    relative import resolved against the file's package; `names` empty for `import a.b`."""
+    name = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
-            found += [a.name for a in node.names]
+            out += [(node.lineno, alias.name, ()) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                parent = package.split(".")[:-node.level]
-                base = ".".join([*parent, *([base] if base else [])])
-            found += [base] + [f"{base}.{a.name}" for a in node.names]
+                base = ".".join([*package[:len(package) - node.level + 1], *([base] if base else [])])
+            out.append((node.lineno, base, tuple(alias.name for alias in node.names)))
+    return out
+
+
+def imports(path: Path) -> list[str]:
+    """The modules a file imports, `from a import b` also as a.b, with the packages on their way (a package's
+    __init__ runs first)."""
     out = []
-    for name in found:
-        parts = name.split(".")
-        out += [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    for _, base, names in import_statements(path):
+        for name in [base, *(f"{base}.{n}" for n in names)]:
+            parts = name.split(".")
+            out += [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
     return out
 
 

@@ -19,11 +19,12 @@ module runs its package's __init__ first, so an import of pkg.sub from outside p
 a package whose __init__ imports (through any module) the importer is a circle too.
 """
 
-import ast
 import sys
 from pathlib import Path
 
 import pytest
+
+from leaderboard.inputs import import_statements
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("bench", "tasks", "methods", "runners", "leaderboard", "app")
@@ -47,27 +48,10 @@ def sources(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> list[Pat
     return sorted(p for package in packages for p in (root / package).rglob("*.py"))
 
 
-def _statements(path: Path, root: Path) -> list[tuple[int, str, tuple[str, ...]]]:
-    """(line, module, names) of every import statement, at any depth; a relative import resolved against the file's
-    package; `names` empty for `import a.b`."""
-    name = module_name(path, root)
-    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-    out = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if isinstance(node, ast.Import):
-            out += [(node.lineno, alias.name, ()) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                base = ".".join([*package[:len(package) - node.level + 1], *([base] if base else [])])
-            out.append((node.lineno, base, tuple(alias.name for alias in node.names)))
-    return out
-
-
 def imported(path: Path, root: Path = ROOT) -> list[tuple[int, str]]:
     """(line, module) of every import of the repository's packages, `from a import b` also as a.b."""
     out = []
-    for line, base, names in _statements(path, root):
+    for line, base, names in import_statements(path, root):
         out += [(line, base)] + [(line, f"{base}.{n}") for n in names]
     return [(line, name) for line, name in out if name.split(".")[0] in PACKAGES]
 
@@ -80,7 +64,7 @@ def import_graph(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES,
     inits = {name for name, p in files.items() if p.name == "__init__.py"}
     graph: dict[str, dict[str, int]] = {name: {} for name in files if name not in skip}
     for importer, edges in graph.items():
-        for line, base, names in _statements(files[importer], root):
+        for line, base, names in import_statements(files[importer], root):
             modules = [f"{base}.{n}" for n in names if f"{base}.{n}" in files]
             if base in files and len(modules) < len(names or (None,)):
                 modules.append(base)
