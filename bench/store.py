@@ -420,6 +420,11 @@ class Store:
         with self.engine.connect() as connection:
             return int(connection.execute(text("SELECT COUNT(*) FROM runs")).scalar())
 
+    def is_empty(self) -> bool:
+        """No run stored at all (one row looked up, not a count of every run)."""
+        with self.engine.connect() as connection:
+            return connection.execute(text("SELECT 1 FROM runs LIMIT 1")).first() is None
+
 
 def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)

@@ -37,7 +37,7 @@ NO_HARM = {"reproduced": "no-harm holds", "partially": "no-harm holds", "not rep
 
 def evaluate_paper(paper: Paper, store: Store, registry: Registry, seeds: int | None = None) -> list[Verdict]:
     """A verdict per control, claim and check (in that order), decided as the module docstring says."""
-    empty = store.count() == 0  # a fresh checkout: every claim is "not run" (the lock shows), nothing to query
+    empty = store.is_empty()  # a fresh checkout: every claim is "not run" (the lock shows), nothing to query
     judges = [ClaimJudge(claim, store, registry, seeds or claim.seeds, paper.slug, empty) for claim in paper.claims]
     verdicts = _holm([j.verdict() for j in judges], judges)
     verdicts = [replace(v, detail=f"sanity check, cannot fail by construction ({v.claim.why}); {v.detail}")

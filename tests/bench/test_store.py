@@ -148,3 +148,10 @@ def test_execute_records_the_machine_it_ran_on(toy_registry):
 
     record = execute(make_cell(toy_registry, Entry("toy_noisy"), Entry("toy_target"), 0), toy_registry)
     assert record.machine == provenance.machine() and record.machine["host"]
+
+
+def test_is_empty_until_a_run_is_stored(tmp_path):
+    store = Store.open(f"sqlite:///{tmp_path}/e.db")
+    assert store.is_empty() and store.count() == 0
+    store.save(_record(), runner="local")
+    assert not store.is_empty() and store.count() == 1
