@@ -6,7 +6,10 @@ IPO (Azar et al. 2024, sampled loss):  (h − 1/(2τ))²,
 EPA (Hong et al. 2025; our reconstruction, docs/papers/epa.md): with r = β(log π − log π_ref),
     log(w + Σ_{y ∈ N} exp(r(y) − r(y_w))),  N = strong ∪ weak negatives;  = DPO for w = 1 and N = {y_l}.
 LOGO (Tang et al. 2025, §2.1; SimPO for M = 1, λ = 0):
-    −log σ((β/|y_w|) log π(y_w) − (1/M) Σ_j (β/|y_l^j|) log π(y_l^j) − γ) + λ·NLL(y_w).
+    −log σ((β/|y_w|) log π(y_w) − (1/M) Σ_j (β/|y_l^j|) log π(y_l^j) − γ) + λ·NLL(y_w);
+    as released (ZetangForward/LCM_Stack, training/logo_train.py l.247, l.266, l.269; batch 1, M = 2), with
+    ℓ(x) = −log σ(x) and c, r_j the length-averaged log-probabilities:
+    ½·ℓ(β(c − r_1) − γ) + ½·ℓ(β(c − (r_1 + r_2)/2) − γ).
 """
 
 from __future__ import annotations
@@ -43,6 +46,28 @@ def epa_loss(reward_w: torch.Tensor, reward_neg: torch.Tensor, mask: torch.Tenso
     return torch.logsumexp(torch.cat([stable, logits], dim=1), dim=1)
 
 
-def logo_loss(avg_w: torch.Tensor, avg_l: torch.Tensor, beta: float, gamma: float) -> torch.Tensor:
-    """(B,) −log σ(β·avg_w − mean_j β·avg_l_j − γ): avg = log-prob / length, avg_l (B, M) (the code's form)."""
-    return -F.logsigmoid(beta * avg_w - beta * avg_l.mean(dim=1) - gamma)
+NEGATIVE_WEIGHTINGS = ("paper", "released")
+
+
+def logo_loss(avg_w: torch.Tensor, avg_l: torch.Tensor, beta: float, gamma: float,
+              negatives: str = "paper") -> torch.Tensor:
+    """(B,) LOGO's preference term; avg = log-prob / length, avg_w (B,), avg_l (B, M).
+
+    negatives "paper": −log σ(β·avg_w − mean_j β·avg_l_j − γ), the M rejected answers weighed 1/M each inside one
+    sigmoid (§2.1; the authors' code once its slice is fixed). "released": the authors' trainer as it runs
+    (training/logo_train.py l.247 slices `all_logps[len_chosen:]` for the second rejected answer, meant
+    `[len_chosen*2:]`; at its batch size 1, l.266 averages (r_1) with (r_1, r_2), which broadcasts to two rejected
+    terms, and l.269 takes the mean of the two losses):
+
+        ½·ℓ(β(c − r_1) − γ) + ½·ℓ(β(c − (r_1 + r_2)/2) − γ),   ℓ(x) = −log σ(x),
+
+    so r_1 carries ¾ of the rejected weight (exactly ¾ of the gradient when the two sigmoids agree). Defined for
+    M ≤ 2 (their trainer has two rejected answers); at M = 1 both terms are SimPO's and the weightings agree."""
+    paper = -F.logsigmoid(beta * avg_w - beta * avg_l.mean(dim=1) - gamma)             # (B,)
+    if negatives == "paper":
+        return paper
+    if negatives != "released" or avg_l.shape[1] > 2:
+        raise ValueError(f"negatives must be one of {NEGATIVE_WEIGHTINGS} ('released' with M <= 2); "
+                         f"got {negatives!r} with M = {avg_l.shape[1]}")
+    first = -F.logsigmoid(beta * avg_w - beta * avg_l[:, 0] - gamma)                   # (B,) ℓ(c − r_1)
+    return (first + paper) / 2

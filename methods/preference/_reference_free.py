@@ -38,9 +38,10 @@ def synthesized_positions(tokenizer, prompts, answers, window: int, rng: np.rand
 
 
 def solve_reference_free(problem: PreferenceProblem, config, m: int, sft_weight: float, ctx: RunContext,
-                         synthesize: bool = False) -> PreferenceResult:
+                         synthesize: bool = False, negatives: str = "paper") -> PreferenceResult:
     """Train on (best, the m lowest-ranked) answers of each prompt's off-policy list; with `synthesize` and a task
-    that sets position_window, on LOGO's synthesised position indices."""
+    that sets position_window, on LOGO's synthesised position indices; `negatives`: the weighting of the m rejected
+    answers (_losses.logo_loss)."""
     policy, ref, tokenizer = load_models(problem, ctx)
     prompts = list(problem.train_prompts)
     chosen = [ranked[0] for ranked in problem.off_policy]
@@ -59,7 +60,7 @@ def solve_reference_free(problem: PreferenceProblem, config, m: int, sft_weight:
         avg_w = logps(ps, completions([chosen[i] for i in idx]))                                      # (B,)
         avg_l = logps([p for p in ps for _ in range(m)],
                       completions([y for i in idx for y in rejected[i]])).view(len(idx), m)           # (B, M)
-        return (logo_loss(avg_w, avg_l, config.beta, gamma) - sft_weight * avg_w).mean()
+        return (logo_loss(avg_w, avg_l, config.beta, gamma, negatives) - sft_weight * avg_w).mean()
 
     steps = max(1, int(round(config.epochs * len(prompts) / (config.batch_size * config.grad_accum))))
     train(policy, objective, len(prompts), steps=steps, lr=learning_rate(problem, config), batch_size=config.batch_size,

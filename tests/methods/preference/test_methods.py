@@ -80,6 +80,16 @@ def test_logo_with_one_rejected_answer_and_no_sft_term_is_simpo(world):
           simpo.solve(world, simpo.Config(**FAST), RunContext(seed=3)))
 
 
+def test_logo_released_weighting_reaches_the_objective(world):
+    """The authors' released weighting (¾ on the first rejected answer) trains another policy than the paper's ½ / ½;
+    at M = 1 the two are one loss (_losses.logo_loss) and train the same policy."""
+    paper = logo.solve(world, logo.Config(**FAST), RunContext(seed=3))
+    released = logo.solve(world, logo.Config(negative_weighting="released", **FAST), RunContext(seed=3))
+    assert np.abs(np.asarray(paper.logp_policy) - np.asarray(released.logp_policy)).max() > 1e-4
+    _same(logo.solve(world, logo.Config(m=1, negative_weighting="released", **FAST), RunContext(seed=3)),
+          logo.solve(world, logo.Config(m=1, **FAST), RunContext(seed=3)))
+
+
 def test_hypo_without_its_kl_term_is_off_policy_dpo(world):
     _same(hypo.solve(world, hypo.Config(kl_weight=0.0, **FAST), RunContext(seed=4)),
           dpo.solve(world, dpo.Config(source="off", **FAST), RunContext(seed=4)))
@@ -99,7 +109,13 @@ def test_tilted_samplers_are_the_policy_when_it_equals_the_reference(world):
 
 @pytest.mark.parametrize("module,bad", [(simplemix, {"alpha": 1.5}), (dpo, {"source": "both"}),
                                         (epa, {"strong_negatives": 0}),
-                                        (logo, {"m": 0}), (hypo, {"kl_weight": -1.0}), (dpo_mix_p, {"mix_prob": 2.0})])
+                                        (logo, {"m": 0}), (logo, {"negative_weighting": "both"}),
+                                        (hypo, {"kl_weight": -1.0}), (dpo_mix_p, {"mix_prob": 2.0})])
 def test_bad_configs_name_the_value(module, bad):
     with pytest.raises(ValueError, match=str(list(bad.values())[0])):
         module.Config(**bad)
+
+
+def test_logo_released_weighting_needs_at_most_two_rejected_answers():
+    with pytest.raises(ValueError, match="m 3"):
+        logo.Config(m=3, negative_weighting="released")
