@@ -75,10 +75,21 @@ def cosine(a: torch.Tensor, b: torch.Tensor) -> np.ndarray:
     return (F.normalize(a, dim=-1) @ F.normalize(b, dim=-1).T).detach().cpu().double().numpy()
 
 
+def warmup_steps(warmup: float, total: int) -> int:
+    """Steps of a warm-up lasting the fraction `warmup` of `total` steps (at least one when `warmup` > 0)."""
+    return max(int(round(warmup * total)), 1) if warmup > 0 else 0
+
+
 def schedule(step: int, total: int, warmup: float, lr_start: float, lr_peak: float, lr_final: float,
              wd_start: float, wd_final: float) -> tuple[float, float]:
     """(learning rate, weight decay) at `step` of `total` (warmup+cosine lr; cosine weight decay)."""
-    warm = max(int(round(warmup * total)), 1) if warmup > 0 else 0
+    return schedule_steps(step, total, warmup_steps(warmup, total), lr_start, lr_peak, lr_final, wd_start, wd_final)
+
+
+def schedule_steps(step: int, total: int, warm: int, lr_start: float, lr_peak: float, lr_final: float,
+                   wd_start: float, wd_final: float) -> tuple[float, float]:
+    """`schedule` with the warm-up given in steps: lr linear from `lr_start` to `lr_peak` over steps 0..warm, then
+    cosine to `lr_final` at `total`; weight decay a cosine from `wd_start` to `wd_final` over all `total` steps."""
     if step < warm:
         lr = lr_start + (lr_peak - lr_start) * step / warm
     else:

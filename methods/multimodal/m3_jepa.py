@@ -29,6 +29,14 @@ encoders (a random patch network and a bag-of-words encoder, or MiniLM) have not
 our "pre-extracted features" variant. No bf16 autocast; the probability-adjusted task
 sampler (`prob_samp`, its adjuster unreleased) is replaced by round-robin. The optimiser is assumed
 to be AdamW (the released `init_opt` is missing).
+
+Warm-ups. The release configures one schedule per task (configs/mlp_moe_k4.yaml l.18-30: i2t_warmup 50, t2i_warmup
+0.1, the other constants equal; train.py l.124-127) but builds its one scheduler with t2i's values (train.py l.119-123)
+and switches to a task's own only on the `prob_samp` path (l.171-172, `adjust_optimizer_params`, not released); its
+round-robin path (l.130, l.166) keeps t2i's for both. Under I-JEPA's `init_opt` the warm-up counts epochs. By default
+one schedule serves both directions, warm-up 0.1 of the steps (= i2t's 50 of 500 epochs). `per_direction=True` gives
+each direction its own schedule at the release's ratios (i2t 0.1 of the steps, t2i 0.1 of an epoch: one step here) with
+round-robin AGD: the release's per-task schedules without its unreleased adjuster (docs/papers/m3-jepa.md).
 """
 
 from __future__ import annotations
@@ -49,10 +57,12 @@ from methods.multimodal._common import (
     info_nce,
     minibatches,
     schedule,
+    schedule_steps,
     seeded_torch,
     set_schedule,
     splits,
     trainable_params,
+    warmup_steps,
 )
 from methods.multimodal._moe import SOURCE, TARGET, M3Predictor
 from tasks.multimodal import DIRECTIONS, PairedProblem, RetrievalResult
@@ -83,7 +93,10 @@ class Config:
     lr_start: float = 1e-3         # warmup start lr (paper 1e-3)
     lr_peak: float = 1.5e-3        # lr after warmup (paper 1.5e-3)
     lr_final: float = 5.5e-6       # cosine end lr (paper 5.5e-6)
-    warmup: float = 0.1            # warmup fraction of the steps (paper 0.1 for t2i)
+    warmup: float = 0.1            # warmup fraction of the steps, both directions (see per_direction)
+    per_direction: bool = False    # the release's per-task schedules: each step's direction sets the lr by its own
+    i2t_warmup: float = 0.1        # with per_direction: i2t warm-up, fraction of the steps (paper 50 of 500 epochs)
+    t2i_warmup_epochs: float = 0.1  # with per_direction: t2i warm-up in epochs (paper t2i_warmup 0.1)
     wd_start: float = 0.005        # weight decay start (paper 0.005)
     wd_final: float = 0.2          # weight decay end (paper 0.2)
     grad_clip: float = 1.0         # max gradient norm (paper 1.0)
@@ -97,6 +110,11 @@ class Config:
         if not 0 <= self.dropout < 1 or self.tau <= 0 or not 0 <= self.warmup < 1 or self.grad_clip <= 0:
             raise ValueError(f"need 0 <= dropout < 1, tau > 0, 0 <= warmup < 1, grad_clip > 0; got {self.dropout}, "
                              f"{self.tau}, {self.warmup}, {self.grad_clip}")
+        if not 0 <= self.i2t_warmup < 1 or not 0 <= self.t2i_warmup_epochs <= self.epochs:
+            raise ValueError(f"need 0 <= i2t_warmup < 1 and 0 <= t2i_warmup_epochs <= epochs; got {self.i2t_warmup}, "
+                             f"{self.t2i_warmup_epochs}")
+        if self.per_direction and not self.alternate:
+            raise ValueError("per_direction schedules need one direction per step (alternate=True)")
         if min(self.lambda_cl, self.lambda_pred, self.task_weight, self.lr_start, self.lr_peak, self.lr_final) < 0:
             raise ValueError("loss weights and learning rates must be >= 0")
         if self.retrieval_branch not in BRANCHES:
@@ -121,23 +139,44 @@ def direction_loss(model: M3Predictor, direction: str, batch, config: Config) ->
     return loss, {f"l_cl_{direction}": l_cl.item(), f"l_pred_{direction}": l_pred.item()}
 
 
+def step_plan(step: int, per_epoch: int, config: Config) -> tuple[tuple[str, ...], float, float]:
+    """(directions trained, lr, weight decay) at optimiser step `step` of a run with `per_epoch` steps an epoch.
+
+    AGD picks DIRECTIONS[step mod 2] (the release's `iter_task` cycle over image2text, text2image); the joint ablation
+    trains both. One schedule (warm-up `warmup` of the steps) serves every step, unless `per_direction`: then the
+    step's direction sets lr and weight decay from its own schedule, both on the run's one step counter (the release
+    steps one scheduler per iteration): i2t warms up over `i2t_warmup` of the steps, t2i over `t2i_warmup_epochs`
+    epochs (int(t2i_warmup_epochs x steps per epoch) steps, as I-JEPA's `init_opt` counts a warm-up).
+    """
+    total = config.epochs * per_epoch
+    chosen = (DIRECTIONS[step % 2],) if config.alternate else DIRECTIONS
+    if config.per_direction:
+        warm = (warmup_steps(config.i2t_warmup, total) if chosen[0] == "i2t"
+                else int(config.t2i_warmup_epochs * per_epoch))
+        lr, wd = schedule_steps(step, total, warm, config.lr_start, config.lr_peak, config.lr_final,
+                                config.wd_start, config.wd_final)
+    else:
+        lr, wd = schedule(step, total, config.warmup, config.lr_start, config.lr_peak, config.lr_final,
+                          config.wd_start, config.wd_final)
+    return chosen, lr, wd
+
+
 def train(model: M3Predictor, train_split, config: Config, ctx: RunContext, generator: torch.Generator) -> None:
     optimizer = adamw(model, config.lr_start, config.wd_start)
-    total, step = config.epochs * batches_per_epoch(len(train_split), config.batch_size), 0
+    per_epoch, step = batches_per_epoch(len(train_split), config.batch_size), 0
     for epoch in range(config.epochs):
         model.train()
         sums: dict[str, list[float]] = {}
         for idx in minibatches(len(train_split), config.batch_size, generator):
             batch = train_split.batch(idx.to(train_split.image.device))
-            chosen = [DIRECTIONS[step % 2]] if config.alternate else list(DIRECTIONS)  # AGD: one task per step
+            chosen, lr, wd = step_plan(step, per_epoch, config)    # AGD: one task per step
             loss = torch.zeros((), device=batch.image.device)
             for direction in chosen:
                 part, parts = direction_loss(model, direction, batch, config)
                 loss = loss + part
                 for k, v in parts.items():
                     sums.setdefault(k, []).append(v)
-            set_schedule(optimizer, *schedule(step, total, config.warmup, config.lr_start, config.lr_peak,
-                                              config.lr_final, config.wd_start, config.wd_final))
+            set_schedule(optimizer, lr, wd)
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)

@@ -154,3 +154,77 @@ def test_config_validation():
         m3_jepa.Config(experts=2, top_k=3)
     with pytest.raises(ValueError, match="retrieval_branch"):
         m3_jepa.Config(retrieval_branch="both")
+
+
+# ---- per-direction schedules (issue 40, item 2) -------------------------------------------------------------
+LR0, LR1, LR2 = 1e-3, 1.5e-3, 5.5e-6        # lr_start, lr_peak, lr_final
+
+
+def _cosine(progress):
+    return LR2 + 0.5 * (LR1 - LR2) * (1 + math.cos(math.pi * progress))
+
+
+def test_per_direction_schedules_closed_form():
+    """10 epochs of 20 steps (200 in all): i2t warms up over 0.1 of the steps (20), t2i over 0.1 epoch (2 steps);
+    each step's direction (round-robin, i2t first) sets the lr from its own schedule on the one step counter."""
+    config = m3_jepa.Config(epochs=10, per_direction=True)
+    plan = {s: m3_jepa.step_plan(s, 20, config) for s in range(200)}
+    assert [plan[s][0] for s in range(4)] == [("i2t",), ("t2i",), ("i2t",), ("t2i",)]
+    lr = {s: p[1] for s, p in plan.items()}
+    assert lr[0] == pytest.approx(LR0)                                     # both start at lr_start ...
+    assert lr[10] == pytest.approx(LR0 + 0.5 * (LR1 - LR0))                # i2t half way through its 20 warm-up steps
+    assert lr[1] == pytest.approx(LR0 + 0.5 * (LR1 - LR0))                 # t2i half way through its 2
+    assert lr[3] == pytest.approx(_cosine(1 / 198))                        # t2i already decaying
+    assert lr[19] == pytest.approx(_cosine(17 / 198))
+    assert lr[18] == pytest.approx(LR0 + 0.9 * (LR1 - LR0))                # while i2t still warms up
+    assert lr[20] == pytest.approx(LR1)                                    # i2t's peak
+    assert lr[110] == pytest.approx(_cosine(0.5))                          # i2t's cosine midpoint: 20 + 180 / 2
+    assert lr[101] == pytest.approx(_cosine(0.5))                          # t2i's: 2 + 198 / 2
+    assert lr[199] == pytest.approx(_cosine(197 / 198))
+    for s in (0, 1, 100, 199):                                             # weight decay: one cosine over the run
+        assert plan[s][2] == pytest.approx(0.2 + 0.5 * (0.005 - 0.2) * (1 + math.cos(math.pi * s / 200)))
+
+
+def test_t2i_warmup_counts_whole_steps_of_an_epoch():
+    """int(0.1 x steps per epoch), as I-JEPA's init_opt: the default run (11 steps an epoch) warms t2i up for 1 step,
+    which round-robin never trains on (step 0 is i2t's), so t2i starts at the peak; 5 steps an epoch give none."""
+    config = m3_jepa.Config(per_direction=True)                            # 60 epochs
+    assert m3_jepa.step_plan(1, 11, config)[1] == pytest.approx(LR1)
+    assert m3_jepa.step_plan(1, 5, config)[1] == pytest.approx(_cosine(1 / 300))
+    assert m3_jepa.step_plan(0, 11, config)[1] == pytest.approx(LR0)       # i2t: 66 warm-up steps
+    assert m3_jepa.step_plan(33 * 2, 11, config)[1] == pytest.approx(LR1)
+
+
+def test_per_direction_off_is_the_one_schedule_of_before():
+    """Without per_direction every step follows `schedule` at `warmup` (0.1 of the steps), whatever the per-direction
+    warm-ups say; AGD alternates i2t, t2i, and the joint ablation trains both."""
+    for config in (m3_jepa.Config(epochs=10), m3_jepa.Config(epochs=10, i2t_warmup=0.5, t2i_warmup_epochs=3.0)):
+        for s in range(200):
+            chosen, lr, wd = m3_jepa.step_plan(s, 20, config)
+            assert chosen == (("i2t",), ("t2i",))[s % 2]
+            assert (lr, wd) == schedule(s, 200, 0.1, LR0, LR1, LR2, 0.005, 0.2)
+    assert m3_jepa.step_plan(7, 20, m3_jepa.Config(alternate=False))[0] == ("i2t", "t2i")
+    with pytest.raises(ValueError, match="alternate"):
+        m3_jepa.Config(alternate=False, per_direction=True)
+
+
+def _trace(problem, config, monkeypatch):
+    """(directions, lr, wd) of every optimiser step of a run, as `train` applied them."""
+    steps, directions = [], []
+    monkeypatch.setattr(m3_jepa, "set_schedule", lambda opt, lr, wd: steps.append((lr, wd)))
+    loss = m3_jepa.direction_loss
+    monkeypatch.setattr(m3_jepa, "direction_loss", lambda m, d, b, c: directions.append(d) or loss(m, d, b, c))
+    m3_jepa.solve(problem, config, RunContext(0))
+    return directions, steps
+
+
+def test_training_applies_the_plan(problem, monkeypatch):
+    """400 training pairs at batch 120: 4 steps an epoch. Off, the run sets the one schedule of before at each step;
+    on, each step's direction's own."""
+    per_epoch, epochs = 4, 3
+    for config in (m3_jepa.Config(epochs=epochs), m3_jepa.Config(epochs=epochs, per_direction=True)):
+        directions, steps = _trace(problem, config, monkeypatch)
+        plan = [m3_jepa.step_plan(s, per_epoch, config) for s in range(per_epoch * epochs)]
+        assert directions == [p[0][0] for p in plan] and steps == [p[1:] for p in plan]
+    off = _trace(problem, m3_jepa.Config(epochs=epochs), monkeypatch)[1]
+    assert off == [schedule(s, 12, 0.1, LR0, LR1, LR2, 0.005, 0.2) for s in range(12)]
