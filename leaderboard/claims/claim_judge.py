@@ -10,9 +10,7 @@ from sqlalchemy import select
 
 from bench.models import Run
 from bench.registry import Registry
-from bench.sql import cell_keys
 from bench.store import Store
-from leaderboard.claims.cells import group_cells
 from leaderboard.claims.judge import (
     Judged,
     describe,
@@ -26,6 +24,7 @@ from leaderboard.claims.judge import (
 )
 from leaderboard.claims.model import Claim
 from leaderboard.claims.statistics import ALPHA, seeds_needed
+from leaderboard.claims.stored import PaperRuns
 from leaderboard.claims.verdict import Evidence, Verdict
 from leaderboard.queries import curves, looks_like_hub_id
 
@@ -34,20 +33,23 @@ class ClaimJudge:
     """Evaluates one claim against the store."""
 
     def __init__(self, claim: Claim, store: Store, registry: Registry, seeds: int, slug: str = "<paper>",
-                 empty: bool = False):
-        """`empty`: the caller knows the store holds no run at all (a fresh checkout), so nothing is queried."""
+                 empty: bool = False, runs: PaperRuns | None = None):
+        """`empty`: the caller knows the store holds no run at all (a fresh checkout), so nothing is queried.
+        `runs`: the paper's runs read at once (claims.stored), shared by its judges; by default the claim's own."""
         self.claim, self.store, self.registry, self.seeds, self.slug = claim, store, registry, seeds, slug
         self.empty = empty
-        cells = [[] if empty else group_cells(g, registry, seeds) for g in claim.groups]
-        self.group_keys = [[cell_keys(c)[0] for c in group] for group in cells]  # each cell's key computed once
+        self.runs = runs or PaperRuns(store, registry)
+        built = [([], []) if empty else self.runs.cells(g, seeds) for g in claim.groups]
+        cells = [group for group, _ in built]
+        self.group_keys = [list(keys) for _, keys in built]
         # only runs of the task version the code declares now: a raised version makes older runs stale
         versions = {task: registry.task_version(task) for task in {c.task for group in cells for c in group}}
-        done = set() if empty else store.done_keys(
+        done = set() if empty else self.runs.done_keys(
             (k for keys in self.group_keys for k in keys),
             {k: versions[c.task] for group, keys in zip(cells, self.group_keys, strict=True)
              for c, k in zip(group, keys, strict=True)})
         self.done_keys = [[k for k in keys if k in done] for keys in self.group_keys]
-        self.metrics = {} if empty else store.metrics(k for keys in self.done_keys for k in keys)
+        self.metrics = {} if empty else self.runs.metrics(k for keys in self.done_keys for k in keys)
         self._no_fit = ""  # why a rate has nothing to fit
         self._cpu_seed: float | None = None
         self._cpu_read = False
@@ -87,7 +89,7 @@ class ClaimJudge:
 
     def _failures(self) -> str:
         """What stopped the claim's cells that did not finish: the reason a "not run" verdict has, in one line."""
-        stopped = {} if self.empty else self.store.unfinished(k for keys in self.group_keys for k in keys)
+        stopped = {} if self.empty else self.runs.unfinished(k for keys in self.group_keys for k in keys)
         if not stopped:
             return ""
         status, error = next(iter(stopped.values()))

@@ -29,6 +29,7 @@ from bench.store import Store
 from leaderboard.claims.claim_judge import ClaimJudge
 from leaderboard.claims.model import Paper
 from leaderboard.claims.statistics import holm, holm_level
+from leaderboard.claims.stored import PaperRuns
 from leaderboard.claims.switched import switched_claims
 from leaderboard.claims.verdict import HOLDS, PENDING, Verdict
 
@@ -38,17 +39,22 @@ NO_HARM = {"reproduced": "no-harm holds", "partially": "no-harm holds", "not rep
 def evaluate_paper(paper: Paper, store: Store, registry: Registry, seeds: int | None = None) -> list[Verdict]:
     """A verdict per control, claim and check (in that order), decided as the module docstring says."""
     empty = store.is_empty()  # a fresh checkout: every claim is "not run" (the lock shows), nothing to query
-    judges = [ClaimJudge(claim, store, registry, seeds or claim.seeds, paper.slug, empty) for claim in paper.claims]
+    runs = PaperRuns(store, registry)
+    if not empty:
+        runs.read_paper(paper, seeds)  # one query for the paper, not one per claim, control and switch
+    judges = [ClaimJudge(claim, store, registry, seeds or claim.seeds, paper.slug, empty, runs)
+              for claim in paper.claims]
     verdicts = _holm([j.verdict() for j in judges], judges)
     verdicts = [replace(v, detail=f"sanity check, cannot fail by construction ({v.claim.why}); {v.detail}")
                 if v.claim.role == "check" else v for v in verdicts]
-    verdicts = [_against_control(v, store, registry, seeds, empty)
+    verdicts = [_against_control(v, store, registry, seeds, empty, runs)
                 if v.claim.control and v.claim.role == "control" else v for v in verdicts]
     gate = {gated: v for v in verdicts if v.claim.role == "control" for gated in v.claim.gates}
     verdicts = [_gated(v, gate[v.claim.id]) if v.claim.id in gate else v for v in verdicts]
-    verdicts = [_against_control(v, store, registry, seeds, empty)
+    verdicts = [_against_control(v, store, registry, seeds, empty, runs)
                 if v.claim.control and v.claim.role != "control" else v for v in verdicts]
-    verdicts = [_switched_off(v, paper, store, registry, seeds) if v.claim.role == "claim" else v for v in verdicts]
+    verdicts = [_switched_off(v, paper, store, registry, seeds, runs) if v.claim.role == "claim" else v
+                for v in verdicts]
     return [_as_no_harm(v) if v.claim.no_harm else v for v in verdicts]
 
 
@@ -67,13 +73,14 @@ def _as_no_harm(verdict: Verdict) -> Verdict:
     return replace(verdict, verdict=NO_HARM.get(verdict.verdict, verdict.verdict))
 
 
-def _switched_off(verdict: Verdict, paper: Paper, store: Store, registry: Registry, seeds: int | None) -> Verdict:
+def _switched_off(verdict: Verdict, paper: Paper, store: Store, registry: Registry, seeds: int | None,
+                  runs: PaperRuns | None = None) -> Verdict:
     """A claim that holds is judged again with each credited method switched off: if it still holds under any
     switch, the paper's mechanism is not what makes it hold, and it is uninformative."""
     variants = switched_claims(verdict.claim, paper, registry)
     if not variants or verdict.verdict not in HOLDS:
         return verdict
-    results = [(switch, ClaimJudge(c, store, registry, seeds or verdict.claim.seeds).verdict())
+    results = [(switch, ClaimJudge(c, store, registry, seeds or verdict.claim.seeds, runs=runs).verdict())
                for switch, c in variants]
     if any(v.verdict in PENDING for _, v in results):
         missing = ", ".join(s.label() for s, v in results if v.verdict in PENDING)
@@ -91,11 +98,12 @@ def _switched_off(verdict: Verdict, paper: Paper, store: Store, registry: Regist
 
 
 def _against_control(verdict: Verdict, store: Store, registry: Registry, seeds: int | None,
-                     empty: bool = False) -> Verdict:
+                     empty: bool = False, runs: PaperRuns | None = None) -> Verdict:
     """The claim's verdict in the light of its negative control: a claim that also holds where it must not is
     uninformative; the detail says how the control came out either way."""
     claim = verdict.claim
-    control = ClaimJudge(claim.negative_control(), store, registry, seeds or claim.seeds, empty=empty).verdict()
+    control = ClaimJudge(claim.negative_control(), store, registry, seeds or claim.seeds, empty=empty,
+                         runs=runs).verdict()
     cells = ", ".join(g.label() for g in claim.control)
     if control.verdict in PENDING:
         note = f"negative control ({cells}) not run yet: `bench reproduce --controls` runs it"
