@@ -20,6 +20,7 @@ from leaderboard.claims.model import (
     Claim,
     Paper,
 )
+from leaderboard.claims.parsed import read_yaml
 from leaderboard.claims.validate import validate_paper
 
 GROUP_KEYS = ("method", "task", "method_config", "task_config", "paper_value")
@@ -29,7 +30,7 @@ def load_paper(registry: Registry, slug: str) -> Paper:
     """Read and validate a claims file against the registry (names, metrics, config keys)."""
     path = registry.paper_path(slug)
     try:
-        data = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml: 10x
+        data = read_yaml(path)  # parsed once per state of the file (claims.parsed)
     except yaml.YAMLError as exc:
         raise BenchError(f"{path} is not valid YAML: {str(exc).splitlines()[0]}") from None
     if not isinstance(data, dict) or not isinstance(data.get("claims", []), list):

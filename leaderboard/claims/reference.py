@@ -21,6 +21,7 @@ import yaml
 from bench.errors import BenchError
 from leaderboard.claims.judge import CellStat
 from leaderboard.claims.model import Claim
+from leaderboard.claims.parsed import read_yaml
 from leaderboard.claims.verdict import PENDING, Evidence, Verdict
 
 LOCK_DIR = Path(__file__).resolve().parent.parent / "verdicts"
@@ -96,7 +97,7 @@ def read_lock(slug: str, folder: Path = LOCK_DIR) -> Lock | None:
     if not path.is_file():
         return None
     try:
-        data = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = read_yaml(path)  # parsed once per state of the file (claims.parsed)
         claims = {cid: LockedClaim(c["verdict"], list(c.get("ours") or []), c.get("ours_text", ""), c.get("detail", ""),
                                    c.get("control", "none"), int(c["seeds"]), float(c.get("wall_s") or 0.0),
                                    c.get("cpu_s"), dict(c.get("verdicts") or {}), c.get("switched", "none"),

@@ -16,6 +16,7 @@ from bench.errors import BenchError
 from leaderboard import claims as claims_lib
 from leaderboard import queries
 from leaderboard.cards import fmt_significant
+from leaderboard.claims.parsed import read_yaml
 from leaderboard.export import place
 from leaderboard.plots import spans_decades
 from leaderboard.ui.common import (
@@ -47,8 +48,7 @@ def _fidelity(files: str) -> dict[str, str]:
     found: dict[str, str] = {}
     for slug in registry().papers():
         try:
-            data = yaml.load(registry().paper_path(slug).read_text(encoding="utf-8"),
-                             Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            data = read_yaml(registry().paper_path(slug), encoding="utf-8")  # parsed once, with the papers' values
             methods = dict(data.get("methods") or {})
         except (BenchError, OSError, yaml.YAMLError, AttributeError, TypeError, ValueError):
             continue  # a broken claims file is reported on the paper's page

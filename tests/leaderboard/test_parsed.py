@@ -1,0 +1,83 @@
+"""YAML files parsed once per content (leaderboard/claims/parsed.py), and the papers' values on a task read from the
+files that name it (leaderboard/claims/markers.py)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import yaml
+
+from leaderboard.claims import markers, parsed
+from leaderboard.claims.parsed import read_yaml
+
+
+@pytest.fixture
+def parses(monkeypatch) -> list[str]:
+    """The texts yaml.load parsed, in order."""
+    seen: list[str] = []
+    real = yaml.load
+
+    def load(text, Loader):  # noqa: N803 - yaml's own keyword
+        seen.append(text)
+        return real(text, Loader=Loader)
+
+    monkeypatch.setattr(parsed.yaml, "load", load)
+    return seen
+
+
+def test_a_file_is_parsed_once_while_its_text_is_the_same(tmp_path, parses):
+    path = tmp_path / "a.yaml"
+    path.write_text("claims: [{id: one, seeds: 3}]\n")
+    first, second = read_yaml(path), read_yaml(path)
+    assert first == second == {"claims": [{"id": "one", "seeds": 3}]} and len(parses) == 1
+
+
+def test_a_changed_file_is_read_again_even_at_the_same_size_and_time(tmp_path, parses):
+    """Keyed by the text, not the modification time: the kernel stamps it in ticks of milliseconds, and a file
+    rewritten within one at the same size would otherwise keep its old data."""
+    path = tmp_path / "a.yaml"
+    path.write_text("seeds: 3\n")
+    stamp = path.stat().st_mtime_ns
+    assert read_yaml(path) == {"seeds": 3}
+    path.write_text("seeds: 5\n")
+    os.utime(path, ns=(stamp, stamp))
+    assert read_yaml(path) == {"seeds": 5} and len(parses) == 2
+
+
+def test_each_caller_gets_its_own_copy(tmp_path):
+    path = tmp_path / "a.yaml"
+    path.write_text("methods: {gene: {fidelity: faithful}}\n")
+    read_yaml(path)["methods"]["gene"]["fidelity"] = "changed by a caller"
+    assert read_yaml(path) == {"methods": {"gene": {"fidelity": "faithful"}}}
+
+
+def test_a_broken_file_raises_every_time(tmp_path, parses):
+    path = tmp_path / "a.yaml"
+    path.write_text("claims: [unclosed\n")
+    for _ in range(2):
+        with pytest.raises(yaml.YAMLError):
+            read_yaml(path)
+    assert len(parses) == 2
+    with pytest.raises(OSError):
+        read_yaml(tmp_path / "missing.yaml")
+
+
+@pytest.mark.parametrize(("data", "named"), [
+    ({"claims": [{"cells": [{"method": "m", "task": "performative"}]}]}, True),
+    ({"defaults": {"cells": {"method": "m", "task": "performative"}}, "claims": [{"id": "x"}]}, True),
+    ({"controls": [{"control": {"cells": [{"task": "performative"}]}}]}, True),
+    ({"title": "performative prediction", "claims": [{"cells": [{"method": "m", "task": "other"}]}]}, False),
+    ("performative", False),
+])
+def test_a_file_names_a_task_only_as_a_cells_task(data, named):
+    assert markers._names_task(data, "performative") is named
+
+
+def test_the_papers_values_on_each_task_skip_only_the_files_without_it(registry, monkeypatch):
+    """Reading only the files that name the task gives the markers that building every paper gave."""
+    tasks = registry.names("task")
+    filtered = {task: markers.paper_markers(registry, task) for task in tasks}
+    monkeypatch.setattr(markers, "_names_task", lambda data, task: True)  # every paper built and validated
+    assert filtered == {task: markers.paper_markers(registry, task) for task in tasks}
+    assert any(filtered.values())
