@@ -145,6 +145,23 @@ def test_mean_curve_over_runs(store):
     assert curve_names(store, keys) == ["loss"]
 
 
+def test_tasks_with_runs_are_those_with_a_done_run(store):
+    from leaderboard.queries import tasks_with_runs
+
+    def save(task: str, seed: int, status: str) -> None:
+        store.save(RunRecord(Cell("toy_noisy", task, seed, {}, {}), status, 1, {"error": 1.0}), runner="local")
+
+    assert tasks_with_runs(store) == []
+    save("zeta", 0, "failed")
+    save("alpha", 0, "timeout")
+    assert tasks_with_runs(store) == []
+    for seed, status in enumerate(["failed", "skipped", "done", "failed"], start=1):
+        save("zeta", seed, status)
+    save("alpha", 1, "done")
+    save("beta", 0, "failed")
+    assert tasks_with_runs(store) == ["alpha", "zeta"]
+
+
 def test_runs_table_filters_and_run_detail(filled):
     from leaderboard.queries import run_detail, runs_table
 
