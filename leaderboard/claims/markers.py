@@ -11,7 +11,7 @@ from bench.errors import BenchError
 from bench.registry import Registry
 from leaderboard.claims.cells import group_cells
 from leaderboard.claims.load import load_paper
-from leaderboard.claims.parsed import read_yaml
+from leaderboard.claims.parsed import read_yaml_naming
 from leaderboard.queries import config_label, defaults_of
 
 
@@ -34,7 +34,8 @@ def paper_markers(registry: Registry, task: str) -> list[Marker]:
     markers = []
     for slug in registry.papers():
         try:
-            if not _names_task(read_yaml(registry.paper_path(slug)), task):
+            data = read_yaml_naming(registry.paper_path(slug), [task])
+            if data is None or not _names_task(data, task):
                 continue  # no cell on the task: no marker, so the paper is neither built nor validated
             paper = load_paper(registry, slug)
         except yaml.YAMLError:

@@ -16,7 +16,7 @@ from bench.errors import BenchError
 from leaderboard import claims as claims_lib
 from leaderboard import queries
 from leaderboard.cards import fmt_significant
-from leaderboard.claims.parsed import read_yaml
+from leaderboard.claims.parsed import read_yaml_naming
 from leaderboard.export import place
 from leaderboard.plots import spans_decades
 from leaderboard.ui.common import (
@@ -40,15 +40,18 @@ def _board(url: str, task: str, hardware: str | None, min_seeds: int, every_metr
 
 
 @st.cache_data(show_spinner=False)
-def _fidelity(files: str) -> dict[str, str]:
-    """Each method's fidelity as the claims files record it (the first paper that lists it): read from each file's
-    `methods:` alone, not the validated claims (which took a second for the nineteen files)."""
+def _fidelity(files: str, wanted: tuple[str, ...]) -> dict[str, str]:
+    """The `wanted` methods' fidelity as the claims files record it (the first paper that lists it; others may come
+    along): read from each file's `methods:` alone, not the validated claims (which took a second for the nineteen
+    files), and only from the files that can name one of them (a file is parsed once, with the papers' values)."""
     import yaml
 
     found: dict[str, str] = {}
     for slug in registry().papers():
         try:
-            data = read_yaml(registry().paper_path(slug), encoding="utf-8")  # parsed once, with the papers' values
+            data = read_yaml_naming(registry().paper_path(slug), wanted, encoding="utf-8")
+            if data is None:
+                continue  # lists none of them
             methods = dict(data.get("methods") or {})
         except (BenchError, OSError, yaml.YAMLError, AttributeError, TypeError, ValueError):
             continue  # a broken claims file is reported on the paper's page
@@ -68,7 +71,7 @@ def ranked(rows: list[queries.BoardRow]) -> list[dict]:
     single seeds are not ranked), one shared rank "=k" for methods whose 95 % CIs overlap that of the rank's first,
     and notes for low-seed settings and methods no longer registered."""
     out = []
-    fidelity = _fidelity(files_now())
+    fidelity = _fidelity(files_now(), tuple(sorted({r.method for r in rows})))
     for r in queries.rank_rows(rows):
         notes = []
         if r.reference:

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from leaderboard.claims import markers, parsed
-from leaderboard.claims.parsed import read_yaml
+from leaderboard.claims.parsed import read_yaml, read_yaml_naming
 
 
 @pytest.fixture
@@ -63,6 +63,36 @@ def test_a_broken_file_raises_every_time(tmp_path, parses):
         read_yaml(tmp_path / "missing.yaml")
 
 
+def test_a_file_is_parsed_only_where_it_can_name_what_is_looked_for(tmp_path, parses):
+    path = tmp_path / "a.yaml"
+    path.write_text("methods: {gene: {fidelity: faithful}}\n")
+    assert read_yaml_naming(path, ["pcsgd", "dicesgd"]) is None and parses == []  # not parsed
+    assert read_yaml_naming(path, ["pcsgd", "gene"]) == {"methods": {"gene": {"fidelity": "faithful"}}}
+
+
+@pytest.mark.parametrize(("text", "names", "could"), [
+    ("task: performative\n", ["performative"], True),
+    ("task: other\n", ["performative"], False),
+    ('task: "perf\\x6frmative"\n', ["performative"], True),  # an escape spells it: parsed to be sure
+    ("task: >\n  perf\n  ormative\n", ["performative"], False),  # folded: 'perf ormative'
+    ("1000: x\n", ["1000"], True),  # a number's str(): only by parsing
+    ("x: .inf\n", ["inf"], True),
+    ("x: yes\n", ["True"], True),
+])
+def test_what_a_text_could_name(text, names, could):
+    assert parsed._could_spell(text, names) is could
+    if not could:  # the parsed data holds none of the names, as strings or str() of a key or value
+        assert not set(names) & set(_scalars(yaml.safe_load(text)))
+
+
+def _scalars(data) -> list[str]:
+    if isinstance(data, dict):
+        return [s for k, v in data.items() for s in (str(k), *_scalars(v))]
+    if isinstance(data, list):
+        return [s for v in data for s in _scalars(v)]
+    return [str(data)]
+
+
 @pytest.mark.parametrize(("data", "named"), [
     ({"claims": [{"cells": [{"method": "m", "task": "performative"}]}]}, True),
     ({"defaults": {"cells": {"method": "m", "task": "performative"}}, "claims": [{"id": "x"}]}, True),
@@ -78,6 +108,7 @@ def test_the_papers_values_on_each_task_skip_only_the_files_without_it(registry,
     """Reading only the files that name the task gives the markers that building every paper gave."""
     tasks = registry.names("task")
     filtered = {task: markers.paper_markers(registry, task) for task in tasks}
+    monkeypatch.setattr(markers, "read_yaml_naming", lambda path, names, encoding=None: read_yaml(path))
     monkeypatch.setattr(markers, "_names_task", lambda data, task: True)  # every paper built and validated
     assert filtered == {task: markers.paper_markers(registry, task) for task in tasks}
     assert any(filtered.values())
