@@ -5,7 +5,7 @@ full fine-tuning with the standard next-token cross-entropy ℓ = lse(z) − z_y
 (prompts masked), the same schedule as sft_label_smoothing so the two differ only in β.
 
 Fidelity: reconstructed (the same down-scaling as sft_label_smoothing: tiny Llama, synthetic SFT set,
-lr 1e-3, batch 64, 8 epochs, mean over answer tokens).
+lr 1e-3, batch 64, 8 epochs, mean over answer tokens by default; loss_reduction="sum" is the repository's).
 """
 
 from __future__ import annotations
@@ -28,12 +28,13 @@ class Config:
     epochs: int = 8              # passes over the SFT set (paper: 2)
     batch_size: int = 64         # sequences per step (paper: 128)
     warmup_ratio: float = 0.03   # linear warm-up share (paper: 0.03)
+    loss_reduction: str = "mean"  # over the batch's answer tokens; the authors' sweeps: "sum" (same lr, _sft.py)
 
     def __post_init__(self) -> None:
-        validate(0.0, self.lr, self.epochs, self.batch_size, self.warmup_ratio, 1.0)
+        validate(0.0, self.lr, self.epochs, self.batch_size, self.warmup_ratio, 1.0, self.loss_reduction)
 
 
 @method(family="calibration", config=Config, smoke=SMOKE)
 def solve(problem: CalibrationProblem, config: Config, ctx: RunContext) -> CalibrationResult:
-    return fine_tune(problem, SFTSettings(0.0, config.lr, config.epochs, config.batch_size, config.warmup_ratio, 1.0),
-                     ctx)
+    return fine_tune(problem, SFTSettings(0.0, config.lr, config.epochs, config.batch_size, config.warmup_ratio, 1.0,
+                                          config.loss_reduction), ctx)

@@ -11,8 +11,9 @@ warm-up (ratio 0.03) and decay, 2 epochs (the repository's open-instruct configs
 
 Fidelity: reconstructed. The loss and kernel follow the authors' code; the training is down-scaled: a
 tiny Llama on a synthetic SFT set instead of Tulu-3/Alpaca/OpenHermes on 1B–14B models, learning rate
-1e-3 (paper 5e-6 … 8e-5, tuned to full-size models), batch 64 (paper 128), mean over answer tokens
-(the repository sums), more epochs (8) so a tiny model moves as far as a full SFT run does.
+1e-3 (paper 5e-6 … 8e-5, tuned to full-size models), batch 64 (paper 128), mean over answer tokens by
+default (the repository sums: loss_reduction="sum" at the same learning rate, _sft.py), more epochs (8) so a tiny
+model moves as far as a full SFT run does.
 """
 
 from __future__ import annotations
@@ -40,12 +41,14 @@ class Config:
     batch_size: int = 64         # sequences per step (paper: 128)
     warmup_ratio: float = 0.03   # linear warm-up share (paper: 0.03)
     temperature: float = 1.0     # τ, logit temperature during SFT (paper's remedy for LV-LLMs; 1 = off)
+    loss_reduction: str = "mean"  # over the batch's answer tokens; the authors' sweeps: "sum" (same lr, _sft.py)
 
     def __post_init__(self) -> None:
-        validate(self.beta, self.lr, self.epochs, self.batch_size, self.warmup_ratio, self.temperature)
+        validate(self.beta, self.lr, self.epochs, self.batch_size, self.warmup_ratio, self.temperature,
+                 self.loss_reduction)
 
 
 @method(family="calibration", config=Config, smoke=SMOKE)
 def solve(problem: CalibrationProblem, config: Config, ctx: RunContext) -> CalibrationResult:
     return fine_tune(problem, SFTSettings(config.beta, config.lr, config.epochs, config.batch_size,
-                                          config.warmup_ratio, config.temperature), ctx)
+                                          config.warmup_ratio, config.temperature, config.loss_reduction), ctx)

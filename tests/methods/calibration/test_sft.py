@@ -1,5 +1,6 @@
 """sft_ce and sft_label_smoothing: the loss they minimise, and what smoothing does to the tuned confidence."""
 
+import copy
 import math
 
 import numpy as np
@@ -91,7 +92,78 @@ def test_ce_sft_teaches_the_sft_facts_modes_and_an_unmoved_model_learns_nothing(
 
 
 @pytest.mark.parametrize("module,bad", [(sft_label_smoothing, {"beta": 1.5}), (sft_label_smoothing, {"lr": 0.0}),
-                                        (sft_ce, {"epochs": 0}), (sft_label_smoothing, {"temperature": 0.0})])
+                                        (sft_ce, {"epochs": 0}), (sft_label_smoothing, {"temperature": 0.0}),
+                                        (sft_label_smoothing, {"loss_reduction": "none"}),
+                                        (sft_ce, {"loss_reduction": "token"})])
 def test_config_rejects_bad_values(module, bad):
     with pytest.raises(ValueError):
         module.Config(**bad)
+
+
+# The reduction over answer tokens: ours "mean" (the default), the authors' sweeps "sum" (Calibrating-LLMs-with-Label-
+# Smoothing, openinstruct/own-scripts-v2/finetune_with_accelerate_config-alpaca-label_smoothing.sh l.28, at the same
+# learning rates as "mean"). With k answer tokens in the batch the sum is k × the mean, and AdamW turns a gradient k·g
+# into the update it gives g with ε/k: the same step up to ε.
+
+
+@pytest.mark.parametrize("beta,temperature", [(0.0, 1.0), (0.1, 1.0), (0.1, 0.5)])
+def test_sum_reduction_is_the_mean_times_the_answer_tokens(small_world, beta, temperature):  # noqa: F811
+    _, problem = small_world
+    ids, labels = problem.sft_input_ids[:10], problem.sft_labels[:10]
+    k = int((labels[:, 1:] != -100).sum())
+    model = copy.deepcopy(problem.model)
+    mean = sft_loss(model, ids, labels, beta, temperature, "mean")
+    (g_mean,) = torch.autograd.grad(mean, model.get_output_embeddings().weight)
+    total = sft_loss(model, ids, labels, beta, temperature, "sum")
+    (g_sum,) = torch.autograd.grad(total, model.get_output_embeddings().weight)
+    assert k == 10 and total.item() == pytest.approx(k * mean.item(), rel=1e-6)
+    torch.testing.assert_close(g_sum, k * g_mean, rtol=1e-5, atol=1e-7)
+
+
+def _adamw_step(model, loss_fn, lr: float, eps: float) -> dict[str, torch.Tensor]:
+    """One AdamW step (bench/toolkit/training's optimiser: weight decay 0) from `model`: the parameter changes."""
+    tuned = copy.deepcopy(model).double()
+    before = {n: p.detach().clone() for n, p in tuned.named_parameters()}
+    optimiser = torch.optim.AdamW(tuned.parameters(), lr=lr, weight_decay=0.0, eps=eps)
+    loss_fn(tuned).backward()
+    optimiser.step()
+    return {n: p.detach() - before[n] for n, p in tuned.named_parameters()}
+
+
+def test_one_adamw_step_is_the_same_under_sum_and_mean_at_the_same_learning_rate(small_world):  # noqa: F811
+    _, problem = small_world
+    ids, labels = problem.sft_input_ids[:8], problem.sft_labels[:8]
+    k, lr, eps = 8, 1e-3, 1e-8                                       # 8 sequences, one answer token each
+
+    def loss(reduction):
+        return lambda model: sft_loss(model, ids, labels, 0.1, 1.0, reduction)
+
+    mean, total = _adamw_step(problem.model, loss("mean"), lr, eps), _adamw_step(problem.model, loss("sum"), lr, eps)
+    # exactly: sum at ε is mean at ε/k (m and √v both scale by k)
+    mean_eps_k = _adamw_step(problem.model, loss("mean"), lr, eps / k)
+    for name in mean:
+        torch.testing.assert_close(total[name], mean_eps_k[name], rtol=1e-9, atol=1e-15)
+    # at the same ε: first step −lr·g/(|g| + ε) against −lr·g/(|g| + ε/k), apart by at most lr·ε/(|g| + ε)
+    model = copy.deepcopy(problem.model).double()
+    grads = torch.autograd.grad(loss("mean")(model), list(model.parameters()), allow_unused=True)
+    for (name, _), g in zip(model.named_parameters(), grads, strict=True):
+        g = torch.zeros_like(mean[name]) if g is None else g.abs()
+        gap = (total[name] - mean[name]).abs()
+        assert (gap <= lr * eps / (g + eps) + 1e-15).all(), name
+        assert (gap[g >= 1e-5] <= 1e-3 * lr).all(), name             # where |g| ≫ ε: equal to 0.1 % of the step
+    assert max(v.abs().max().item() for v in mean.values()) == pytest.approx(lr, rel=1e-3)
+
+
+def test_sum_and_mean_train_alike_when_every_batch_has_the_same_answer_tokens(small_world):  # noqa: F811
+    """32 SFT sequences in batches of 8, one answer token each: k = 8 in every step, so the two runs differ only
+    through ε (and float rounding); the loss reported is k × the mean's."""
+    _, problem = small_world
+    settings = {"lr": 1e-2, "epochs": 2, "batch_size": 8}
+    mean = sft_label_smoothing.solve(problem, sft_label_smoothing.Config(**settings), RunContext(seed=3))
+    total = sft_label_smoothing.solve(problem, sft_label_smoothing.Config(loss_reduction="sum", **settings),
+                                      RunContext(seed=3))
+    assert len(problem.sft_input_ids) == 32
+    assert total.final_loss == pytest.approx(8 * mean.final_loss, rel=1e-3)
+    a, b = mean.model.state_dict(), total.model.state_dict()
+    assert max((a[n] - b[n]).abs().max().item() for n in a) < 1e-3 * settings["lr"] * 8  # 8 steps of at most lr
+    np.testing.assert_allclose(option_probs(total.model, problem)[0], option_probs(mean.model, problem)[0], atol=1e-4)
