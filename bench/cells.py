@@ -113,6 +113,13 @@ def _unique(registry: Registry, kind: str, entries: list[Entry]) -> list[tuple[E
     return list(out.values())
 
 
+def unavailable(registry: Registry, task: str, task_config: Mapping[str, Any]) -> str | None:
+    """Why this machine cannot build `task` at `task_config` (data the project does not ship and that is not here:
+    the task's `unavailable` hook), or None."""
+    item = registry.task(task)
+    return item.unavailable(build_config(item.Config, task_config, item.name))
+
+
 def expand(registry: Registry, methods: list[Entry], tasks: list[Entry], seeds: list[int],
            hardware: list[str], max_cells: int | None = MAX_CELLS) -> Grid:
     """The grid's cells, duplicates removed before any is built; more than `max_cells` (None: no cap) is refused
@@ -123,6 +130,10 @@ def expand(registry: Registry, methods: list[Entry], tasks: list[Entry], seeds: 
         except ValueError as exc:
             raise BenchError(str(exc)) from None
     unique_methods, unique_tasks = _unique(registry, "method", methods), _unique(registry, "task", tasks)
+    for t, t_config in unique_tasks:
+        reason = unavailable(registry, t.name, t_config)
+        if reason:
+            raise BenchError(f"task {t.name} cannot be built on this machine: {reason}")
     seeds, hardware = list(dict.fromkeys(int(s) for s in seeds)), list(dict.fromkeys(hardware))
     pairs, incompatible = [], []
     for (m, m_config), (t, t_config), hw in itertools.product(unique_methods, unique_tasks, hardware):

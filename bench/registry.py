@@ -62,6 +62,7 @@ class TaskSpec:
     version: int = 1
     problem: type | None = None  # the problem type it builds (None: its family has one)
     smallest: Mapping[str, Any] = field(default_factory=dict, hash=False)  # the smallest instance's overrides
+    unavailable: Callable[[Any], str | None] | None = None  # why a config cannot be built on this machine, or None
 
 
 NO_RESOURCES = Resources()  # frozen: one default shared by every method that declares none
@@ -89,12 +90,14 @@ def method(*, family: str, config: type, hardware: tuple[str, ...] = ("cpu",), r
 
 
 def task(*, family: str, config: type, version: int = 1, problem: type | None = None,
-         smallest: Mapping[str, Any] | None = None) -> Callable:
+         smallest: Mapping[str, Any] | None = None, unavailable: Callable | None = None) -> Callable:
     """Mark `build(config, ctx) -> Problem` as a registered task of `family`; `problem`: the type it builds, in a
-    family with several; `smallest`: config overrides for its smallest instance (the conformance suite's)."""
+    family with several; `smallest`: config overrides for its smallest instance (the conformance suite's);
+    `unavailable(config)`: why this machine cannot build that config (data the project does not ship and that is not
+    here), or None: planners leave such cells out and say why instead of storing failed runs."""
 
     def mark(build: Callable) -> Callable:
-        build.__bench_task__ = TaskSpec(family, config, version, problem, dict(smallest or {}))
+        build.__bench_task__ = TaskSpec(family, config, version, problem, dict(smallest or {}), unavailable)
         return build
 
     return mark
@@ -152,6 +155,10 @@ class Task:
     @property
     def version(self) -> int:
         return self.spec.version
+
+    def unavailable(self, config: Any) -> str | None:
+        """Why `config` (the task's Config) cannot be built on this machine, or None."""
+        return self.spec.unavailable(config) if self.spec.unavailable else None
 
 
 @dataclass(frozen=True)

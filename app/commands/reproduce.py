@@ -78,7 +78,8 @@ def reproduce(
         db = _under_default_numerics(db)
     registry = prepare.registry()
     papers = [load_paper(registry, slug) for slug in (registry.papers() if all_ else [paper])]
-    cells = cache_first(claim_cells(papers, registry, scale.value, seeds=seeds, controls=controls))
+    cells = _buildable(cache_first(claim_cells(papers, registry, scale.value, seeds=seeds, controls=controls)),
+                       registry, lock)
     if dry_run:
         emit(render_dry_run(cells, registry, out.width))
         return
@@ -104,6 +105,25 @@ def reproduce(
                   "of the workers' time)",
                   highlight=False)
     exit_on_failures(summary)
+
+
+def _buildable(cells, registry, lock: bool):
+    """The cells this machine can build. Those whose task cannot be (data the project does not ship, absent here) are
+    left out and said so: their claims read "not run"; a lock, which records every claim, refuses."""
+    from bench.cells import unavailable
+
+    reasons = {}
+    for cell in cells:
+        reason = unavailable(registry, cell.task, cell.task_config)
+        if reason:
+            reasons.setdefault(reason, []).append(cell)
+    if reasons and lock:
+        raise BenchError(f"--lock records every claim, but {sum(map(len, reasons.values()))} cells cannot be built on "
+                         f"this machine: {next(iter(reasons))}")
+    for reason, left in reasons.items():
+        err.print(f"{len(left)} cells left out ({', '.join(sorted({c.task for c in left}))}): {reason}",
+                  highlight=False)
+    return [cell for cell in cells if not any(cell in left for left in reasons.values())]
 
 
 def _refuse_hub_models(papers, registry, scale: str, controls: bool) -> None:

@@ -71,7 +71,7 @@ def train_embeddings(cities: list[City], s: Schedule, ctx: RunContext, tag: str 
     logged = set(log_spaced_steps(s.epochs, 40).tolist())
     for epoch in range(1, s.epochs + 1):
         ctx.check_deadline()
-        hs = [enc(*g, acts[i % len(acts)]) for i, (enc, g) in enumerate(zip(encoders, graphs))]
+        hs = [enc(g, acts[i % len(acts)]) for i, (enc, g) in enumerate(zip(encoders, graphs))]
         terms = {f"loss_mob_{i}": mobility_loss(h, od) for i, (h, od) in enumerate(zip(hs, ods))}
         if coupled and s.align_weight > 0:
             probes = torch.randn(s.probes, s.dim, generator=gen)                       # Q ~ N(0, I), fresh each step
@@ -86,7 +86,7 @@ def train_embeddings(cities: list[City], s: Schedule, ctx: RunContext, tag: str 
             ctx.log(epoch, **{f"{tag}{k}": v.item() for k, v in terms.items()}, **{f"{tag}loss": loss.item()})
             ctx.progress(epoch / s.epochs)
     with torch.no_grad():
-        return [enc(*g, acts[i % len(acts)]).double().numpy() for i, (enc, g) in enumerate(zip(encoders, graphs))]
+        return [enc(g, acts[i % len(acts)]).double().numpy() for i, (enc, g) in enumerate(zip(encoders, graphs))]
 
 
 def separate_embeddings(problem: TwoCityProblem, s: Schedule, ctx: RunContext) -> tuple[np.ndarray, np.ndarray]:

@@ -64,6 +64,8 @@ class TwoCityProblem:
     source: City             # labels available to methods
     target: City             # labels for scoring only
     names: tuple[str, str]   # (source, target) city names, e.g. ("bj", "xa")
+    released: tuple[np.ndarray, np.ndarray] | None = None  # the authors' aligned (source, target) embeddings for this
+                                                           # pair, where their release has them (reference only)
 
 
 @dataclass(frozen=True, eq=False)

@@ -11,13 +11,21 @@ repository: `PATH/raw_data/<city>/...` (PATH may also be the `raw_data` folder i
     save_emb/<source>-<target>/<city>_region_emb.npy        the authors' aligned embeddings (optional; see
                                                             `released_embeddings`)
 
-The project ships none of it. Regions follow `.geo` order and `.mob` edges whose ids are not in `.geo` are dropped,
-as the release's `data/get_dataset.py` reads them. The graph is the `.mob` weights without self loops (the
-encoder adds its own). L_mob's flows M are the OD file when present (the release divides it by its sum); where the
-OD file is absent (the copies available offline: it is too large to store), M is the `.mob` weights, self loops
-included: the same origin → destination pairs, at the `.mob` file's (row-normalised) weights.
+The project ships none of it. `task.data` left empty finds the data where this machine keeps it: $BENCH_URBAN_DATA,
+else `shared/data/urban` in the folder that holds the repository (where this platform's machines keep the data),
+else ~/.cache/icml2025-bench/urban. Like the cache root, where a machine keeps its data is no part of a run's key. A
+machine without it cannot build the task: `unavailable` says so, and planners (`bench reproduce`, the verdict lock's
+test) leave its cells out with that reason.
 
-Pairs the authors released embeddings for: bj→xa, cd→bj, cd→xa (any ordered pair of the three cities builds).
+Regions follow `.geo` order and `.mob` edges whose ids are not in `.geo` are dropped, as the release's
+`data/get_dataset.py` reads them. The graph is the `.mob` weights without self loops (the encoder adds its own).
+L_mob's flows M are the OD file when present (the release divides it by its sum); where the OD file is absent (the
+copies available offline: it is too large to store), M is the `.mob` weights, self loops included: the same origin →
+destination pairs, at the `.mob` file's (row-normalised) weights.
+
+Pairs the authors released embeddings for: bj→xa, cd→bj, cd→xa (any ordered pair of the three cities builds); for
+these the problem carries the authors' embeddings (`TwoCityProblem.released`, read by the reference method
+`released_core`).
 Scored by the family's judge (tasks/urban/__init__.py): MAE, RMSE, R², MAPE per indicator (population, GDP, CO2)
 and their means, on the target city after a ridge readout fitted on the source city.
 
@@ -26,6 +34,7 @@ Fidelity: the authors' data, read as their loader reads it; the OD fallback abov
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,7 +54,7 @@ SMALLEST = {"data": "tests/tasks/urban/fixture_cities", "source": "bj", "target"
 
 @dataclass(frozen=True)
 class Config:
-    data: str = ""          # folder holding raw_data/<city>/ (the release's layout; required, never shipped)
+    data: str = ""          # folder holding raw_data/<city>/ (the release's layout; never shipped): "" = found_data()
     source: str = "bj"      # source city: labels available to methods (released pairs: bj→xa, cd→bj, cd→xa)
     target: str = "xa"      # target city: labels for scoring only
 
@@ -57,11 +66,24 @@ class Config:
             raise ValueError(f"source and target must differ, both are {self.source!r}")
 
 
+def data_places() -> list[Path]:
+    """Where an empty `task.data` looks, in order: $BENCH_URBAN_DATA, shared/data/urban in the folder holding the
+    repository, ~/.cache/icml2025-bench/urban."""
+    env = os.environ.get("BENCH_URBAN_DATA")
+    return ([Path(env).expanduser()] if env else []) + [ROOT.parent / "shared" / "data" / "urban",
+                                                        Path("~/.cache/icml2025-bench/urban").expanduser()]
+
+
 def raw_dir(data: str) -> Path:
-    """PATH/raw_data, or PATH itself when it already is the raw_data folder; relative paths also from the repo."""
-    if not data:  # checked here, not in Config, so that the registry can read Config()'s defaults
-        raise ValueError("task.data is required: the folder holding raw_data/<city>/ in the layout of the CoRE "
-                         "release (AIMUrban/CoRE), e.g. --set task.data=PATH")
+    """PATH/raw_data, or PATH itself when it already is the raw_data folder; relative paths also from the repo; an
+    empty PATH: the first of `data_places()` that holds the cities."""
+    if not data:
+        for place in data_places():
+            if (place / "raw_data").is_dir():
+                return place / "raw_data"
+        raise ValueError("the released cities are not on this machine (the CoRE release's raw_data/<city>/ layout, "
+                         f"AIMUrban/CoRE): looked in {', '.join(map(str, data_places()))}; give --set task.data=PATH "
+                         "or set BENCH_URBAN_DATA")
     path = Path(data).expanduser()
     for base in ([path] if path.is_absolute() else [path, ROOT / path]):
         if (base / "raw_data").is_dir():
@@ -69,6 +91,15 @@ def raw_dir(data: str) -> Path:
         if any((base / c).is_dir() for c in CITIES):
             return base
     raise ValueError(f"task.data {data!r}: no raw_data/<city>/ folder (cities {', '.join(CITIES)}) found there")
+
+
+def unavailable(config: Config) -> str | None:
+    """Why this machine cannot build `config`: the cities are not where it looks (None when they are)."""
+    try:
+        raw_dir(config.data)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def _files(raw: Path, city: str) -> dict[str, Path]:
@@ -114,7 +145,15 @@ def released_embeddings(data: str, source: str, target: str) -> tuple[np.ndarray
                      f"release has {', '.join(f'{a}-{b}' for a, b in RELEASED_PAIRS)}")
 
 
-@task(family="urban", config=Config, version=1, smallest=SMALLEST)
+def _released_or_none(data: str, source: str, target: str) -> tuple[np.ndarray, np.ndarray] | None:
+    try:
+        return released_embeddings(data, source, target)
+    except ValueError:  # the release has no embeddings for this pair
+        return None
+
+
+@task(family="urban", config=Config, version=1, smallest=SMALLEST, unavailable=unavailable)
 def build(config: Config, ctx: RunContext) -> TwoCityProblem:
     return TwoCityProblem(source=load_city(config.data, config.source), target=load_city(config.data, config.target),
-                          names=(config.source, config.target))
+                          names=(config.source, config.target),
+                          released=_released_or_none(config.data, config.source, config.target))

@@ -70,3 +70,20 @@ def test_grid_file(tmp_path, toy_registry):
     spec = load_grid_file(path)
     with pytest.raises(BenchError, match="toy_noisy.noise: expected float"):
         expand(toy_registry, spec["methods"], spec["tasks"], spec["seeds"], spec["hardware"])
+
+
+def test_a_task_this_machine_cannot_build_is_refused_before_any_cell(monkeypatch, tmp_path):
+    """urban_cities without its data (the project never ships it): the grid is refused in one line naming where it
+    looked, and `unavailable` says the same for a planner that leaves such cells out."""
+    from bench.cells import Entry, expand, unavailable
+    from bench.errors import BenchError
+    from bench.registry import Registry
+    from tasks.urban import urban_cities
+
+    registry = Registry.discover()
+    monkeypatch.setattr(urban_cities, "data_places", lambda: [tmp_path])
+    assert "looked in " + str(tmp_path) in unavailable(registry, "urban_cities", {})
+    with pytest.raises(BenchError, match="task urban_cities cannot be built on this machine: the released cities"):
+        expand(registry, [Entry("source_mean", {})], [Entry("urban_cities", {})], [0], ["cpu"])
+    assert unavailable(registry, "urban_cities", {"data": "tests/tasks/urban/fixture_cities"}) is None
+    assert unavailable(registry, "performative", {}) is None  # a task without the hook is always buildable

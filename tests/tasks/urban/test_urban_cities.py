@@ -52,12 +52,17 @@ def test_fixture_is_read_as_the_release_reads_it():
     assert city.labels.shape == (12, len(INDICATORS)) and city.latent is None
 
 
-def test_the_data_path_may_be_raw_data_itself_and_bad_configs_say_what_is_allowed():
+def test_the_data_path_may_be_raw_data_itself_and_bad_configs_say_what_is_allowed(monkeypatch, tmp_path):
     a, b = build(FIXTURE), build(FIXTURE + "/raw_data")
     np.testing.assert_array_equal(a.target.labels, b.target.labels)
-    with pytest.raises(ValueError, match="task.data is required"):
+    # an empty task.data looks in data_places(), in order; with none holding the cities the task is unavailable
+    monkeypatch.setattr(urban_cities, "data_places", lambda: [tmp_path / "a", tmp_path / "b"])
+    assert "looked in " + str(tmp_path / "a") in urban_cities.unavailable(urban_cities.Config())
+    with pytest.raises(ValueError, match="set BENCH_URBAN_DATA"):
         build("")
-    assert urban_cities.Config().data == ""  # the defaults construct (the registry reads them); building refuses
+    monkeypatch.setattr(urban_cities, "data_places", lambda: [tmp_path / "a", urban_cities.ROOT / FIXTURE])
+    assert urban_cities.unavailable(urban_cities.Config()) is None
+    np.testing.assert_array_equal(build("").target.labels, a.target.labels)
     with pytest.raises(ValueError, match="allowed: bj, cd, xa"):
         urban_cities.Config(data=FIXTURE, target="sh")
     with pytest.raises(ValueError, match="must differ"):
@@ -66,9 +71,16 @@ def test_the_data_path_may_be_raw_data_itself_and_bad_configs_say_what_is_allowe
         build("/nonexistent/urban")
 
 
-def test_fixture_embeddings_are_found_in_either_direction():
+def test_fixture_embeddings_are_found_in_either_direction_and_ride_on_the_problem():
     es, et = urban_cities.released_embeddings(FIXTURE, "xa", "bj")
     assert es.shape == (10, 4) and et.shape == (12, 4)
+    np.testing.assert_array_equal(build(FIXTURE, "xa", "bj").released[0], es)
+
+
+def test_data_places_start_with_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("BENCH_URBAN_DATA", str(tmp_path))
+    places = urban_cities.data_places()
+    assert places[0] == tmp_path and places[1].parts[-3:] == ("shared", "data", "urban")
 
 
 @needs_real
