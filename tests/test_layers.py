@@ -34,7 +34,7 @@ ENTRY_SHIMS = {"bench.__main__"}
 LEADERBOARD_LAYERS = (("queries", "inputs"), ("claims",),
                       ("lock", "reproduction", "export", "verdict_export", "plots", "cards"),
                       ("ui", "streamlit_server", "app"))
-CLAIMS_LAYERS = (("model", "statistics"), ("judge", "switched"), ("verdict", "cells"),
+CLAIMS_LAYERS = (("parsed",), ("model", "statistics"), ("judge", "switched"), ("verdict", "cells"), ("stored",),
                  ("validate", "claim_judge", "cost", "reference"), ("load", "evaluate"), ("markers", "overview"))
 WITHIN = {"leaderboard": LEADERBOARD_LAYERS, "leaderboard.claims": CLAIMS_LAYERS}
 

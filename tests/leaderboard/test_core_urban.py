@@ -13,11 +13,27 @@ PAPER = "core-urban"
 def test_claims_file_is_valid():
     registry = Registry.discover()
     paper = load_paper(registry, PAPER)
-    assert set(paper.methods) == {"core", "direct_transfer", "procrustes", "source_mean"}
+    assert set(paper.methods) == {"core", "direct_transfer", "procrustes", "source_mean", "released_core"}
     assert all(info["fidelity"] and info.get("deviations") for info in paper.methods.values())
     assert all(c.differences for c in paper.claims)
-    real = [c for c in paper.claims if c.scale == "paper-scale"]
-    assert len(real) == 4 and all(g.task_config.get("data_dir") for c in real for g in c.groups)
+    release = [c for c in paper.claims if c.scale == "paper-scale"]
+    assert len(release) == 4 and all(g.task == "urban_cities" for c in release for g in c.groups)
+
+
+def test_each_released_pair_is_judged_on_the_real_cities_behind_the_authors_embeddings():
+    """bj→xa, cd→bj, cd→xa: CoRE's two claims on the real cities, gated by the world's positive control, the authors'
+    own embeddings scored by our evaluator (released_core), whose null shuffles them."""
+    paper = load_paper(Registry.discover(), PAPER)
+    by_id = {c.id: c for c in paper.claims}
+    for source, target in (("bj", "xa"), ("cd", "bj"), ("cd", "xa")):
+        pair = f"{source}-{target}"
+        control = by_id[f"released-embeddings-transfer-{pair}"]
+        assert control.role == "control" and control.groups[0].method == "released_core"
+        assert control.control[0].method_config == {"shuffle": True}
+        assert set(control.gates) == {f"real-core-beats-source-mean-{pair}", f"real-core-beats-direct-transfer-{pair}"}
+        for cid in control.gates:
+            assert all(g.task == "urban_cities" and g.task_config == {"source": source, "target": target}
+                       for g in by_id[cid].groups + by_id[cid].control)
 
 
 @pytest.mark.integration
