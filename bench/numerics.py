@@ -20,6 +20,11 @@ variables must be set before torch's first operation: `bench` calls `pin()` when
 fingerprints mean equal float operations, so a verdict lock records its machine's and the lock test compares
 verdicts only where they are equal (tests/leaderboard/test_verdict_lock.py). On an AVX512 Xeon, ATen at AVX512
 instead of AVX2, oneDNN unpinned, or two threads instead of one each change it.
+
+The pin does not make every vendor's CPU compute the same bits: on a 2-core AMD EPYC (2026-12-07) the pinned
+fingerprint is eece09d528e6 and the scalar kernels' f91be4267110, where the Intel machines that made most locks give
+da2511b176e6 and d777f2c48532 (which of ATen, oneDNN and MKL differs is not known). A lock made on one vendor is
+therefore compared on the other as under other numerics: verdicts against the shown one, means as independent draws.
 """
 
 from __future__ import annotations
