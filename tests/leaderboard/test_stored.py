@@ -28,7 +28,8 @@ def _every_key(runs: PaperRuns, paper) -> dict[str, int]:
     return out
 
 
-def test_answers_from_memory_equal_the_stores(tmp_path, toy_registry, store):
+def _read_toy_paper(tmp_path, toy_registry, store):
+    """(registry, the failed cell, PaperRuns having read the toy paper, {key: task version} of its every cell)."""
     registry = with_claims(tmp_path, toy_registry, CLAIMS)
     _fill(store, registry)
     failed = make_cell(registry, Entry("toy_noisy"), Entry("toy_target", {"dim": 7}), 0)
@@ -36,7 +37,11 @@ def test_answers_from_memory_equal_the_stores(tmp_path, toy_registry, store):
     paper = load_paper(registry, "toy-paper")
     runs = PaperRuns(store, registry)
     runs.read_paper(paper)
-    versions = _every_key(runs, paper)
+    return registry, failed, runs, _every_key(runs, paper)
+
+
+def test_answers_from_memory_equal_the_stores(tmp_path, toy_registry, store):
+    _, failed, runs, versions = _read_toy_paper(tmp_path, toy_registry, store)
     keys = list(versions)
     sent = _queries(store)
     assert runs.done_keys(keys, versions) == store.done_keys(keys, versions) != set()
@@ -49,14 +54,7 @@ def test_answers_from_memory_equal_the_stores(tmp_path, toy_registry, store):
 
 def test_what_memory_cannot_answer_goes_to_the_store(tmp_path, toy_registry, store):
     """A key never read, another task version, a stopped run (whose order the store decides): the store answers."""
-    registry = with_claims(tmp_path, toy_registry, CLAIMS)
-    _fill(store, registry)
-    failed = make_cell(registry, Entry("toy_noisy"), Entry("toy_target", {"dim": 7}), 0)
-    store.save(RunRecord(failed, "failed", 2, error="RuntimeError: no world"), runner="local")
-    paper = load_paper(registry, "toy-paper")
-    runs = PaperRuns(store, registry)
-    runs.read_paper(paper)
-    versions = _every_key(runs, paper)
+    registry, failed, runs, versions = _read_toy_paper(tmp_path, toy_registry, store)
     sent = _queries(store)
     assert runs.unfinished([failed.run_key]) == {failed.run_key: ("failed", "RuntimeError: no world")}
     assert runs.done_keys(list(versions), {k: 1 for k in versions}) == set()  # stale: version 1 is not stored

@@ -113,10 +113,10 @@ def _reproduce(slug: str, tmp_path, compared=lambda cid: True) -> tuple[dict, li
     fresh store."""
     paper, lock = load_paper(REGISTRY, slug), read_lock(slug)
     claims = _cpu_claims(paper)
-    cells = {cell for claim in claims for g in claim_groups(claim, True, paper, REGISTRY)
-             for cell in group_cells(g, REGISTRY, claim.seeds, check=True)}
-    absent = _unbuildable(paper, claims, cells)
-    cells -= {cell for cell_set in absent.values() for cell in cell_set}
+    own = {claim.id: {cell for g in claim_groups(claim, True, paper, REGISTRY)
+                      for cell in group_cells(g, REGISTRY, claim.seeds, check=True)} for claim in claims}
+    absent = _unbuildable(slug, own)
+    cells = set().union(*own.values()) - set().union(*absent.values())
     compared_before = compared
     compared = lambda cid: cid not in absent and compared_before(cid)  # noqa: E731
     store = Store.open(f"sqlite:///{tmp_path}/lock.db")
@@ -127,24 +127,19 @@ def _reproduce(slug: str, tmp_path, compared=lambda cid: True) -> tuple[dict, li
     return found, _drifted(fresh, lock)
 
 
-def _unbuildable(paper, claims, cells) -> dict:
-    """{claim id: its cells} for the claims with a cell this machine cannot build (data the project does not ship,
-    e.g. the CoRE release's real cities: the task's `unavailable`). They are not compared here, and a warning names
-    them and the reason: on a machine with the data (tasks/urban/urban_cities.py `data_places`)
-    they are."""
+def _unbuildable(slug: str, own: dict) -> dict:
+    """{claim id: its cells this machine cannot build} for the claims with such a cell (data the project does not
+    ship, e.g. the CoRE release's real cities: the task's `unavailable`), from {claim id: its cells}. They are not
+    compared here, and a warning names them and the reason: on a machine with the data (tasks/urban/urban_cities.py
+    `data_places`) they are."""
     from bench.cells import unavailable
 
-    missing = {c: r for c in cells if (r := unavailable(REGISTRY, c.task, c.task_config))}
-    absent = {}
-    for claim in claims:
-        own = {cell for g in claim_groups(claim, True, paper, REGISTRY)
-               for cell in group_cells(g, REGISTRY, claim.seeds, check=True)}
-        if own & set(missing):
-            absent[claim.id] = own & set(missing)
+    missing = {c: r for c in set().union(*own.values()) if (r := unavailable(REGISTRY, c.task, c.task_config))}
+    absent = {cid: cells & set(missing) for cid, cells in own.items() if cells & set(missing)}
     if absent:
         import warnings
 
-        warnings.warn(f"{paper.slug}: {len(absent)} claims not compared, their cells cannot be built here: "
+        warnings.warn(f"{slug}: {len(absent)} claims not compared, their cells cannot be built here: "
                       f"{next(iter(missing.values()))}", stacklevel=2)
     return absent
 
