@@ -12,7 +12,9 @@ at the claims' own seeds, every cell on one thread as the lock ran) and compares
 
 A run with BENCH_LOCK_ROTATION=1 (CI) compares each paper whose inputs (leaderboard/lock.py `paper_inputs`: claims
 file, constraints and the import closure of its methods and tasks) changed since its lock, plus a rotating third of the
-others (by the commit count of HEAD), so that every paper is compared at least once every three commits of main.
+others (by the commit count of HEAD), so that every paper is compared at least once every three commits of main. The
+thirds are balanced by the locks' CPU seconds (longest first, each paper into the lightest third), so that no landing
+draws the three dearest reproductions at once.
 `pytest -m slow` without it compares all 19. The fast tests check that each lock matches its claims file and that no
 locked verdict rests on anything but its interval.
 """
@@ -40,8 +42,22 @@ ROTATION = 3
 
 
 def _lock_cost(slug: str) -> float:
+    """The CPU seconds its lock took: each cell runs on one thread, so they are the test's time on a quiet core (the
+    lock's wall seconds also hold the load of the machine it ran on)."""
     lock = read_lock(slug)
-    return lock.wall_s if lock is not None and lock.wall_s is not None else 0.0
+    return lock.cpu_s if lock is not None and lock.cpu_s is not None else 0.0
+
+
+def rotation_shares(papers: list[str], costs: dict[str, float], shares: int = ROTATION) -> dict[str, int]:
+    """Each paper's share of the rotation: the longest-processing-time rule (dearest paper first, into the share with
+    the least cost so far; ties by name and by share), so that every share costs about a third of the whole."""
+    load = [0.0] * shares
+    share_of = {}
+    for slug in sorted(papers, key=lambda s: (-costs[s], s)):
+        share = min(range(shares), key=lambda k: (load[k], k))
+        share_of[slug] = share
+        load[share] += costs[slug]
+    return share_of
 
 
 def _cpu_claims(paper):
@@ -94,7 +110,7 @@ def _rotating(slug: str) -> bool:
         return True
     count = subprocess.run(["git", "rev-list", "--count", "HEAD"], capture_output=True, text=True,
                            cwd=LOCK_DIR).stdout.strip()
-    return not count.isdigit() or PAPERS.index(slug) % ROTATION == int(count) % ROTATION
+    return not count.isdigit() or SHARES[slug] == int(count) % ROTATION
 
 
 # Claims on wall-clock ratios, whose verdict belongs to the machine and its load, are compared by hand in the heavy
@@ -174,9 +190,24 @@ def _tolerance(half: float, n: int, same_numerics: bool) -> float:
     return math.sqrt(2) * half * max(1.0, 4 / float(t.ppf(0.975, n - 1)))
 
 
+SHARES = rotation_shares(PAPERS, {slug: _lock_cost(slug) for slug in PAPERS})
 # with BENCH_LOCK_ROTATION=1, the papers of this commit's rotation (and every paper whose inputs changed) are the
 # ones collected: the others are compared on the next commits, not skipped here
 COMPARED = [s for s in PAPERS if os.environ.get("BENCH_LOCK_ROTATION") != "1" or _rotating(s)]
+
+
+def test_the_rotation_shares_follow_the_longest_first_rule():
+    costs = {"a": 7, "b": 5, "c": 4, "d": 3, "e": 3, "f": 2}
+    # a, b, c open the three shares; d joins c (4), e joins b (5), f ties a and c at 7 and takes the first
+    assert rotation_shares(list(costs), costs) == {"a": 0, "b": 1, "c": 2, "d": 2, "e": 1, "f": 0}
+
+
+def test_every_paper_is_in_one_share_and_the_shares_cost_alike():
+    costs = {slug: _lock_cost(slug) for slug in PAPERS}
+    assert set(SHARES) == set(PAPERS) and set(SHARES.values()) == set(range(ROTATION))
+    load = [sum(costs[s] for s in PAPERS if SHARES[s] == k) for k in range(ROTATION)]
+    # the rule's bound: the dearest share exceeds the cheapest by at most the one paper that was added last to it
+    assert max(load) - min(load) <= max(costs.values()), load
 
 
 @pytest.mark.parametrize("slug", [pytest.param(s, marks=[pytest.mark.slow, pytest.mark.cost(_lock_cost(s))])
