@@ -12,6 +12,13 @@ from leaderboard.claims import markers, parsed
 from leaderboard.claims.parsed import read_yaml, read_yaml_naming
 
 
+@pytest.fixture(autouse=True)
+def cache_root(tmp_path, monkeypatch):
+    """Each test its own cache root: an entry another test (or run) left would spare a parse these tests count."""
+    monkeypatch.setenv("BENCH_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
 @pytest.fixture
 def parses(monkeypatch) -> list[str]:
     """The texts yaml.load parsed, in order."""
@@ -43,6 +50,45 @@ def test_a_changed_file_is_read_again_even_at_the_same_size_and_time(tmp_path, p
     path.write_text("seeds: 5\n")
     os.utime(path, ns=(stamp, stamp))
     assert read_yaml(path) == {"seeds": 5} and len(parses) == 2
+
+
+def _new_process(monkeypatch):
+    """What another process starts with: nothing parsed in memory."""
+    monkeypatch.setattr(parsed, "_parsed", {})
+
+
+def test_another_process_reads_the_parse_kept_on_disk(tmp_path, parses, cache_root, monkeypatch):
+    path = tmp_path / "a.yaml"
+    path.write_text("claims: [{id: one, seeds: 3, value: 0.25}]\n")
+    first = read_yaml(path)
+    _new_process(monkeypatch)
+    assert read_yaml(path) == first and len(parses) == 1
+    assert len(list((cache_root / "parsed-yaml").glob("*.pickle"))) == 1
+
+
+def test_a_corrupt_or_truncated_entry_is_parsed_again_and_replaced(tmp_path, parses, cache_root, monkeypatch):
+    path = tmp_path / "a.yaml"
+    path.write_text("seeds: 3\n")
+    read_yaml(path)
+    (entry,) = (cache_root / "parsed-yaml").glob("*.pickle")
+    for broken in (b"", b"not a pickle", entry.read_bytes()[:-3]):
+        entry.write_bytes(broken)
+        _new_process(monkeypatch)
+        assert read_yaml(path) == {"seeds": 3}
+    assert len(parses) == 4 and read_yaml(path) == {"seeds": 3}
+    _new_process(monkeypatch)
+    assert read_yaml(path) == {"seeds": 3} and len(parses) == 4  # the last parse replaced the broken entry
+
+
+def test_an_unwritable_cache_root_only_costs_the_parse(tmp_path, parses, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("BENCH_CACHE_DIR", str(blocker))  # a file where the folder would be: mkdir fails
+    path = tmp_path / "a.yaml"
+    path.write_text("seeds: 3\n")
+    assert read_yaml(path) == {"seeds": 3}
+    _new_process(monkeypatch)
+    assert read_yaml(path) == {"seeds": 3} and len(parses) == 2
 
 
 def test_each_caller_gets_its_own_copy(tmp_path):
