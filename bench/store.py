@@ -29,7 +29,7 @@ from bench.spec import RunRecord
 from bench.sql import current_done, dialect_insert, save_batch
 
 DEFAULT_URL = "sqlite:///bench.db"
-SCHEMA_HEAD = "0007_preference_sft_model"  # newest Alembic revision; tests check it matches the scripts
+SCHEMA_HEAD = "0008_board_indexes"  # newest Alembic revision; tests check it matches the scripts
 OUR_TABLES = {"runs", "metrics", "curves", "environments"}
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_MAGIC = b"SQLite format 3\x00"

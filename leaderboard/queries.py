@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 
 from bench.errors import BenchError
 from bench.models import CurvePoint, Environment, MetricValue, Run
@@ -206,6 +206,12 @@ def scale_of(method_config: dict[str, Any], task_config: dict[str, Any]) -> str:
 
 def _setting_stats(connection, task: str, metric: str, hardware: str | None, min_seeds: int) -> list[Any]:
     """Per setting (method x configs x hardware) of `task`: n, Σx, Σx², Σx³ of `metric` over done seeds."""
+    return list(connection.execute(setting_stats_query(task, metric, hardware, min_seeds)))
+
+
+def setting_stats_query(task: str, metric: str, hardware: str | None, min_seeds: int) -> Select:
+    """The aggregation `_setting_stats` runs: the runs read in group order from the index ix_runs_board alone
+    (migration 0008), each one's value by the metrics' (run_key, name) index."""
     value = MetricValue.value
     query = (select(Run.setting_key, Run.method, Run.hardware, func.count(), func.sum(value), func.sum(value * value),
                     func.sum(value * value * value), func.min(Run.run_key))
@@ -215,7 +221,7 @@ def _setting_stats(connection, task: str, metric: str, hardware: str | None, min
              .having(func.count() >= min_seeds))
     if hardware is not None:
         query = query.where(Run.hardware == hardware)
-    return list(connection.execute(query))
+    return query
 
 
 def _setting_values(connection, setting: str, metric: str) -> list[float]:

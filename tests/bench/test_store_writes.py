@@ -212,7 +212,7 @@ def test_downgrade_below_0002_keeps_every_metric_and_curve(tmp_path):
     assert "setting_key" not in columns and _counts(store) == (3, 3, 6)  # cascading deletes took these to 0
     with store.engine.begin() as connection:
         command.upgrade(_alembic_config(connection), "head")
-    assert schema_state(store.engine) == "current" and SCHEMA_HEAD == "0007_preference_sft_model"
+    assert schema_state(store.engine) == "current" and SCHEMA_HEAD == "0008_board_indexes"
     assert _counts(store) == (3, 3, 6)
     assert {r.setting_key for r in store.runs()} == {_record().cell.setting_key}
 
