@@ -1,5 +1,6 @@
 """A task's page: per instance, comparison group and primary metric, the methods ranked with 95 % CIs (the metric's
-description and unit in the title), the papers' values as markers. Only like is ranked with like: each task config
+description and unit in the title), and one group's plot, chosen on the page, with the papers' values as markers.
+Only like is ranked with like: each task config
 and each value of the settings the family's methods share (a horizon T) is its own table (queries.leaderboard_rows);
 fewer than two seeds are shown but not ranked, methods whose CIs overlap are tied and share a rank, low-seed settings
 are marked, reference methods are labelled and never ranked, fidelity is marked, and a stored run whose method or
@@ -116,6 +117,28 @@ def _figure(rows: list[queries.BoardRow], markers: list[claims_lib.Marker]) -> g
         margin=dict(t=30, b=10, l=10, r=10), legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0)))
 
 
+def _title(title: str, metric: str) -> str:
+    return f"{title} — {metric}"
+
+
+def _first_title(board: dict) -> str | None:
+    return _title(*next(iter(board))) if board else None
+
+
+def _plotted(board: dict) -> str | None:
+    """The comparison group whose plot is drawn under its table: one, chosen here (the URL's `plot`, else the
+    first). Every group's numbers are in its table; a browser took a second and a half to draw performative's 17
+    plots at once, and hid none of it in collapsed expanders (their plots are drawn all the same)."""
+    titles = [_title(title, metric) for title, metric in board]
+    if len(titles) < 2:
+        return titles[0] if titles else None
+    wanted = st.query_params.get("plot")
+    default = wanted if wanted in titles else titles[0]  # a group the filters no longer show: the first
+    return st.selectbox("plot the group", titles, index=titles.index(default),
+                        help="Each group's means with their 95 % CIs as bars and the papers' values as crosses, "
+                             "drawn under its table.")
+
+
 def _unregistered_task(url: str, task: str) -> None:
     """A stored task whose file is gone: a note, and where its runs still are."""
     st.warning(f"Task {task!r} has stored runs but is no longer registered (no tasks/*/{task}.py here), so its metrics "
@@ -143,9 +166,11 @@ def task_page(url: str) -> None:
                           else 1)
     every_metric = st.toggle("every stored metric", value=st.query_params.get("metrics") == "all",
                              help="Off: the family's primary metric. On: every declared metric the runs stored.")
-    keep_in_url("task", task=task, hardware=None if hardware == "any" else hardware,
-                min_seeds=None if min_seeds == 1 else min_seeds, metrics="all" if every_metric else None)
+    shown = dict(task=task, hardware=None if hardware == "any" else hardware,
+                 min_seeds=None if min_seeds == 1 else min_seeds, metrics="all" if every_metric else None)
     board = _board(url, task, None if hardware == "any" else hardware, min_seeds, every_metric)
+    plotted = _plotted(board)
+    keep_in_url("task", **shown, plot=None if plotted == _first_title(board) else plotted)
     if not board:
         st.info(f"No finished runs of {task} match these filters." + (
             f" Tasks with runs: {', '.join(with_runs)}." if with_runs else ""))
@@ -161,7 +186,7 @@ def task_page(url: str) -> None:
         what = f": {declared.description}" if declared and declared.description else ""
         unit = f" [{declared.unit}]" if declared and declared.unit else ""
         direction = "higher" if rows[0].higher_is_better else "lower"
-        st.subheader(f"{title} — {metric}{unit} ({direction} is better)")
+        st.subheader(f"{_title(title, metric)}{unit} ({direction} is better)")
         if what:
             st.caption(what[2:])
         if any(r.low_seeds for r in rows):
@@ -169,4 +194,5 @@ def task_page(url: str) -> None:
                        f"{rows[0].most_seeds} of this task instance's largest setting.")
         st.markdown(html_table(ranked(rows)), unsafe_allow_html=True)
         instance = [m for m in markers if json.dumps(m.task_config, sort_keys=True) == rows[0].task_config]
-        st.plotly_chart(_figure(rows, instance), key=f"board-{title}-{metric}")
+        if _title(title, metric) == plotted:
+            st.plotly_chart(_figure(rows, instance), key=f"board-{title}-{metric}")

@@ -148,6 +148,25 @@ def test_task_page_shows_every_stored_metric_when_asked_and_keeps_it_in_the_url(
     assert app.query_params["metrics"] == "all" and app.toggle[0].value
 
 
+def _plotted_metric(app: AppTest) -> str:
+    import json
+
+    (chart,) = app.get("plotly_chart")  # one plot on the page, whatever the number of groups
+    return json.loads(chart.proto.spec)["layout"]["yaxis"]["title"]["text"]
+
+
+def test_task_page_plots_one_group_chosen_on_the_page_and_kept_in_the_url(url, monkeypatch):
+    app = _run(url, monkeypatch, view="task", task="performative", metrics="all")
+    (chooser,) = [s for s in app.selectbox if s.label == "plot the group"]
+    titles = [h.value.split(" [")[0].split(" (")[0] for h in app.subheader]
+    assert list(chooser.options) == titles and len(titles) >= 2
+    assert _plotted_metric(app) == titles[0].split(" — ")[1] and "plot" not in app.query_params
+    second = _run(url, monkeypatch, view="task", task="performative", metrics="all", plot=titles[1])
+    assert _plotted_metric(second) == titles[1].split(" — ")[1] and second.query_params["plot"] == titles[1]
+    gone = _run(url, monkeypatch, view="task", task="performative", metrics="all", plot="a group no filter shows")
+    assert _plotted_metric(gone) == titles[0].split(" — ")[1] and "plot" not in gone.query_params
+
+
 def test_task_page_defaults_to_a_task_with_runs_and_refuses_unknown_names(url, monkeypatch):
     app = _run(url, monkeypatch, view="task")
     assert app.query_params["task"] == "performative"  # the only task with runs, though not the first by name
