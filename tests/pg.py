@@ -122,6 +122,14 @@ def pg_url(pg_server_url):
     drop()
 
 
+@pytest.fixture(params=["sqlite", "postgresql"], name="url")
+def sqlite_or_pg_url(request, tmp_path):
+    """`url`: a new store's URL, once on SQLite (a file in tmp_path) and once on PostgreSQL (a fresh database)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'bench.db'}"
+    return request.getfixturevalue("pg_url")
+
+
 class PrivatePostgres:
     """A PostgreSQL server of one test alone (initdb in a temporary folder, trust auth on 127.0.0.1),
     so a test may stop and restart it without touching the machine's cluster or other tests."""

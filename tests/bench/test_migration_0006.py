@@ -9,15 +9,13 @@ held `"model": ""`, tests/bench/test_migration_0007.py).
 
 from datetime import datetime
 
-import pytest
-
 from bench.cells import Entry, make_cell
 from bench.models import CurvePoint, Lease, MetricValue, Run
 from bench.spec import Cell, RunRecord
 from bench.store import SCHEMA_HEAD, Store, _alembic_config, make_engine, schema_state, upgrade
 from runners.base import pending_cells
 from tests.bench._migrated import by_id as _by_id
-from tests.pg import pg_server_url, pg_url  # noqa: F401 - fixtures
+from tests.pg import pg_server_url, pg_url, sqlite_or_pg_url  # noqa: F401 - fixtures (url)
 
 CALIBRATION_DIR = "~/.cache/icml2025-bench/calibration"
 # (method, task, the former code's config beside the current defaults)
@@ -30,13 +28,6 @@ FORMER = [
 ]
 RENAMED = {"data_seed": "world_seed", "instance_seed": "world_seed"}
 FORMER_METHOD = {"dpo": {"model": ""}}  # the former code's method config beside the current one (0007 drops it)
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'bench.db'}"
-    return request.getfixturevalue("pg_url")
 
 
 def _former(cell: Cell, extra: dict) -> Cell:

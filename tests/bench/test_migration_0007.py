@@ -10,7 +10,6 @@ are; a new key some stored run already holds stays with it; the downgrade restor
 import importlib
 from datetime import datetime
 
-import pytest
 from alembic import command
 
 from bench.cells import Entry, make_cell
@@ -19,19 +18,12 @@ from bench.spec import Cell, RunRecord
 from bench.store import SCHEMA_HEAD, Store, _alembic_config, make_engine, schema_state, upgrade
 from runners.base import pending_cells
 from tests.bench._migrated import by_id as _by_id
-from tests.pg import pg_server_url, pg_url  # noqa: F401 - fixtures
+from tests.pg import pg_server_url, pg_url, sqlite_or_pg_url  # noqa: F401 - fixtures (url)
 
 # (method, task): one run of each as the former code stored it (method config with "model": "")
 FORMER = [("simplemix", "preference_world"), ("dpo", "preference_bandit"), ("epa", "alpacaeval"),
           ("logo", "long_context_alignment"), ("sft", "preference_world")]
 HUB = "Qwen/Qwen2.5-1.5B-Instruct"
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'bench.db'}"
-    return request.getfixturevalue("pg_url")
 
 
 def _former(cell: Cell, model: str = "") -> Cell:

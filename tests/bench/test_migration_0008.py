@@ -1,22 +1,14 @@
 """Migration 0008: the leaderboard's aggregation reads a task's runs from a covering index, and writes keep their
 number of indexes."""
 
-import pytest
 from alembic import command
 from sqlalchemy import inspect, text
 
 from bench.spec import Cell, RunRecord
 from bench.store import Store, _alembic_config, schema_state
-from tests.pg import pg_server_url, pg_url  # noqa: F401 - fixtures
+from tests.pg import pg_server_url, pg_url, sqlite_or_pg_url  # noqa: F401 - fixtures (url)
 
 BOARD = ("task", "status", "setting_key", "method", "hardware", "run_key")
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'bench.db'}"
-    return request.getfixturevalue("pg_url")
 
 
 def _indexes(store: Store) -> dict[str, dict[str, tuple[str, ...]]]:

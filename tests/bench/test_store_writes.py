@@ -18,7 +18,7 @@ from bench.spec import Cell, RunRecord
 from bench.sql import save_batch
 from bench.store import SCHEMA_HEAD, Store, schema_state
 from bench.writes import Writer, claim, retry_budget
-from tests.pg import pg_server_url, pg_url, private_pg  # noqa: F401 - fixtures
+from tests.pg import pg_server_url, pg_url, private_pg, sqlite_or_pg_url  # noqa: F401 - fixtures (url)
 
 
 def _record(seed=0, status="done", value=1.0):
@@ -26,13 +26,6 @@ def _record(seed=0, status="done", value=1.0):
     return RunRecord(cell, status, task_version=1, metrics={"final_gap": value} if status == "done" else {},
                      curves={"gap": [(1, 3.0), (10, value)]} if status == "done" else {},
                      error=None if status == "done" else "boom", started_at=1.7e9, wall_s=0.5)
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'bench.db'}"
-    return request.getfixturevalue("pg_url")
 
 
 def _counts(store):
