@@ -33,6 +33,9 @@ from bench.context import default_cache_root
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser where installed: ten times faster
 IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]*")
+# what reading back a missing, truncated or foreign cache entry raises: it is parsed again
+_UNREADABLE = (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError, ImportError,
+               IndexError, KeyError)
 
 _parsed: dict[str, tuple[str, bytes]] = {}  # path -> (the text last parsed, its data pickled)
 _lock = threading.Lock()  # the app's sessions run in threads
@@ -87,10 +90,6 @@ def _parsed_text(path: Path, text: str) -> Any:
 def _disk_entry(text: str) -> Path:
     digest = hashlib.sha256(f"{yaml.__version__} {LOADER.__name__}\n{text}".encode()).hexdigest()
     return default_cache_root() / "parsed-yaml" / f"{digest}.pickle"
-
-
-_UNREADABLE = (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError, ImportError,
-               IndexError, KeyError)
 
 
 def _read_entry(entry: Path) -> tuple[Any, bytes] | None:

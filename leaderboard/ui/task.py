@@ -1,10 +1,10 @@
 """A task's page: per instance, comparison group and primary metric, the methods ranked with 95 % CIs (the metric's
 description and unit in the title), and one group's plot, chosen on the page, with the papers' values as markers.
-Only like is ranked with like: each task config
-and each value of the settings the family's methods share (a horizon T) is its own table (queries.leaderboard_rows);
-fewer than two seeds are shown but not ranked, methods whose CIs overlap are tied and share a rank, low-seed settings
-are marked, reference methods are labelled and never ranked, fidelity is marked, and a stored run whose method or
-task is no longer registered is shown with a note, never an error."""
+Only like is ranked with like: each task config and each value of the settings the family's methods share (a horizon
+T) is its own table (queries.leaderboard_rows); fewer than two seeds are shown but not ranked, methods whose CIs
+overlap are tied and share a rank, low-seed settings are marked, reference methods are labelled and never ranked,
+fidelity is marked, and a stored run whose method or task is no longer registered is shown with a note, never an
+error."""
 
 from __future__ import annotations
 

@@ -60,6 +60,9 @@ def rotation_shares(papers: list[str], costs: dict[str, float], shares: int = RO
     return share_of
 
 
+SHARES = rotation_shares(PAPERS, {slug: _lock_cost(slug) for slug in PAPERS})
+
+
 def _cpu_claims(paper):
     return [c for c in paper.claims if c.scale in CPU_SCALES]
 
@@ -190,7 +193,6 @@ def _tolerance(half: float, n: int, same_numerics: bool) -> float:
     return math.sqrt(2) * half * max(1.0, 4 / float(t.ppf(0.975, n - 1)))
 
 
-SHARES = rotation_shares(PAPERS, {slug: _lock_cost(slug) for slug in PAPERS})
 # with BENCH_LOCK_ROTATION=1, the papers of this commit's rotation (and every paper whose inputs changed) are the
 # ones collected: the others are compared on the next commits, not skipped here
 COMPARED = [s for s in PAPERS if os.environ.get("BENCH_LOCK_ROTATION") != "1" or _rotating(s)]
