@@ -19,6 +19,7 @@ import platform
 from dataclasses import replace
 from datetime import date
 
+from bench.errors import BenchError
 from bench.numerics import fingerprint
 from bench.provenance import cpu_model, git_state, package_versions
 from bench.registry import Registry
@@ -116,6 +117,22 @@ def merge_numerics(lock: Lock, other: Lock) -> Lock:
         shown = c.verdicts.get(lock.numerics, c.verdict) if len(set(verdicts.values())) <= 1 else FRAGILE
         claims[cid] = replace(c, verdict=shown, verdicts=verdicts)
     return replace(lock, claims=claims, other_numerics=other.numerics)
+
+
+def lock_to_write(existing: Lock | None, made: Lock, second_numerics: bool) -> Lock:
+    """What `bench reproduce --lock` writes, from the lock on disk and the one this run `made`. Under the second
+    numerics (--numerics default) the run's verdicts are added to the existing lock. Under the pinned ones, a lock
+    whose inputs are unchanged but which another machine made (another vendor's pinned fingerprint, e.g. AMD's
+    eece09d528e6 beside Intel's da2511b176e6) keeps its numbers and gains this machine's verdicts, so that it holds
+    both machines' answers; a lock whose inputs changed is replaced."""
+    if second_numerics:
+        if existing is None:
+            raise BenchError(f"{made.slug} has no lock under the pinned numerics to add these verdicts to: "
+                             f"run `{made.command}` first")
+        return merge_numerics(existing, made)
+    if existing is not None and existing.inputs == made.inputs and existing.numerics != made.numerics:
+        return merge_numerics(existing, made)
+    return made
 
 
 def disagreements(verdicts: list[Verdict], lock: Lock, numerics: str | None = None) -> dict[str, tuple[str, str]]:

@@ -163,9 +163,10 @@ def _under_default_numerics(db: str | None) -> str:
 def _write_locks(papers, store, registry, scale: str, summary, all_: bool = True,
                  numerics: Numerics = Numerics.pinned) -> None:
     """One verdict lock per paper, only when every cell finished (a lock of a partial run would pin its gaps); under
-    --numerics default, each paper's verdicts are added to its existing lock as the second numerics'."""
+    --numerics default, or on another machine with the inputs unchanged, each paper's verdicts are added to its
+    existing lock (leaderboard.lock.lock_to_write)."""
     from leaderboard.claims import evaluate_paper
-    from leaderboard.lock import LOCK_COMMAND, make_lock, merge_numerics, read_lock, write_lock
+    from leaderboard.lock import LOCK_COMMAND, lock_to_write, make_lock, read_lock, write_lock
     from leaderboard.reproduction import SCALE_CHOICES
 
     if set(summary.counts) - {"done", "skipped"}:
@@ -174,12 +175,7 @@ def _write_locks(papers, store, registry, scale: str, summary, all_: bool = True
     for paper in papers:
         command = LOCK_COMMAND if all_ else f"bench reproduce {paper.slug} --lock"
         lock = make_lock(paper, evaluate_paper(paper, store, registry), store, registry, SCALE_CHOICES[scale], command)
-        if numerics is Numerics.default:
-            pinned = read_lock(paper.slug)
-            if pinned is None:
-                raise BenchError(f"{paper.slug} has no lock under the pinned numerics to add these verdicts to: "
-                                 f"run `{command}` first")
-            lock = merge_numerics(pinned, lock)
+        lock = lock_to_write(read_lock(paper.slug), lock, numerics is Numerics.default)
         path = write_lock(lock)
         err.print(f"locked {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}",
                   highlight=False)

@@ -178,3 +178,31 @@ def test_numbers_are_locked_to_six_significant_digits_not_six_decimals():
     from leaderboard.lock import _num
 
     assert _num(4.07e-17) == 4.07e-17 and _num(0.1234567) == 0.123457 and _num(123456789.0) == 123457000.0
+
+
+def test_a_lock_made_on_another_machine_with_the_same_inputs_gains_its_verdicts_and_a_changed_one_is_replaced():
+    from leaderboard.lock import FRAGILE, Lock, LockedClaim, lock_to_write
+
+    def lock(fp, verdicts, inputs="in-1", commit="abc"):
+        claims = {cid: LockedClaim(v, [1.0], "x", "detail", "none", 3, 1.0, 1.0, {fp: v})
+                  for cid, v in verdicts.items()}
+        return Lock("toy-paper", commit, "2026-12-06", fp, "bench reproduce toy-paper --lock", claims, 1.0, 1.0, fp,
+                    inputs=inputs)
+
+    intel = lock("intel-pinned", {"same": "reproduced", "flips": "reproduced"})
+    amd = lock("amd-pinned", {"same": "reproduced", "flips": "not reproduced"}, commit="def")
+    kept = lock_to_write(intel, amd, second_numerics=False)
+    # the Intel lock's numbers and commit stay; both machines' verdicts are held, and a claim they split is fragile
+    assert (kept.commit, kept.numerics, kept.machine) == ("abc", "intel-pinned", "intel-pinned")
+    assert kept.claims["flips"].verdicts == {"intel-pinned": "reproduced", "amd-pinned": "not reproduced"}
+    assert kept.claims["flips"].verdict == FRAGILE and kept.claims["same"].verdict == "reproduced"
+    # changed inputs: the new lock alone; the same machine again: the new lock alone
+    changed = lock("amd-pinned", {"same": "reproduced", "flips": "not reproduced"}, inputs="in-2")
+    assert lock_to_write(intel, changed, second_numerics=False) is changed
+    again = lock("intel-pinned", {"same": "reproduced", "flips": "not reproduced"}, commit="ghi")
+    assert lock_to_write(intel, again, second_numerics=False) is again
+    assert lock_to_write(None, amd, second_numerics=False) is amd
+    # the second numerics need a lock to join
+    assert lock_to_write(intel, amd, second_numerics=True).claims["flips"].fragile
+    with pytest.raises(BenchError, match="no lock under the pinned numerics"):
+        lock_to_write(None, amd, second_numerics=True)
