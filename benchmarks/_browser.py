@@ -86,6 +86,14 @@ def chromium() -> Iterator:
             browser.close()
 
 
+def shown(page, selector: str, timeout_ms: int = 300_000) -> None:
+    """Wait until an element matching `selector` is laid out on the page, checked on every animation frame. For a
+    timing: a locator's wait polls with a backoff (0, 20, 50, 100, 100, then every 500 ms), which added up to half a
+    second to a page that took longer than a quarter of one."""
+    page.wait_for_function("s => [...document.querySelectorAll(s)].some(e => e.getClientRects().length > 0)",
+                           arg=selector, polling="raf", timeout=timeout_ms)
+
+
 def settled(page, timeout_ms: int = 120_000, pause_ms: int = 500) -> None:
     """Wait until Streamlit has finished running the page's script (its status widget gone); `pause_ms` before and
     after, for a script that has not started yet (0 where something the script draws was already waited for)."""

@@ -214,7 +214,7 @@ def browser_figures(url: str, repeat: int) -> None:
     """In Debian's chromium, from navigation to the page settled: paper pages (each a different paper, none cached)
     and the task page (a different filter each time)."""
     from bench.registry import Registry
-    from benchmarks._browser import chromium, chromium_installed, serving, settled
+    from benchmarks._browser import chromium, chromium_installed, serving, settled, shown
 
     if not chromium_installed():
         print("browser: not measured (Debian's chromium is not installed)")
@@ -230,7 +230,7 @@ def browser_figures(url: str, repeat: int) -> None:
             def run() -> float:
                 start = time.perf_counter()
                 page.goto(f"{base}/?{query}")
-                page.locator(ready).first.wait_for(timeout=300_000)
+                shown(page, ready)
                 settled(page, pause_ms=0)
                 return time.perf_counter() - start
             return run

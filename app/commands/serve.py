@@ -41,7 +41,16 @@ def leaderboard(
     # `streamlit run`, through a launcher that warms the overview's cache while the server starts
     command = [sys.executable, "-m", "leaderboard.streamlit_server", "run", str(APP_PATH), "--server.port", str(port),
                "--server.address", address, "--server.headless", "true", "--browser.gatherUsageStats", "false",
-               "--client.toolbarMode", "minimal"]  # a read-only app: no Deploy button or developer menu
+               "--client.toolbarMode", "minimal",  # a read-only app: no Deploy button or developer menu
+               # no watching of the app's sources: after every run of a page Streamlit's watcher resolved the paths
+               # of every imported module on the server's event loop (0.3 s a page at 100k runs, as long as the page's
+               # query) to offer "rerun on save". New method, task and claims files are the app's own concern: it
+               # reads them again within a second (leaderboard/ui/common.py, files_now)
+               "--server.fileWatcherType", "none",
+               # no full garbage collection after each run of a page: Streamlit's collect(2) over the ~2 M objects of
+               # a server with the pages' libraries loaded held the GIL ~0.1 s, just as the page's last messages were
+               # due to leave; Python's own generational collection still runs
+               "--runner.postScriptGC", "false"]
     if not verbose:  # our own line below says where it listens: no Streamlit banner, no Uvicorn start-up lines
         command += ["--logger.hideWelcomeMessage", "true", "--logger.level", "error"]
     # the URL (and its password) goes to streamlit in its own environment, never on its command
