@@ -44,8 +44,9 @@ def leaderboard(
                "--client.toolbarMode", "minimal",  # a read-only app: no Deploy button or developer menu
                # no watching of the app's sources: after every run of a page Streamlit's watcher resolved the paths
                # of every imported module on the server's event loop (0.3 s a page at 100k runs, as long as the page's
-               # query) to offer "rerun on save". New method, task and claims files are the app's own concern: it
-               # reads them again within a second (leaderboard/ui/common.py, files_now)
+               # query) to offer "rerun on save" of the app's own edited modules (it watches leaderboard/ alone).
+               # New method, task and claims files are the app's own concern: it reads them again within a second
+               # (leaderboard/ui/common.py, files_now)
                "--server.fileWatcherType", "none",
                # no full garbage collection after each run of a page: Streamlit's collect(2) over the ~2 M objects of
                # a server with the pages' libraries loaded held the GIL ~0.1 s, just as the page's last messages were
