@@ -107,8 +107,8 @@ def _cells(v: Verdict) -> list[dict]:
 
 
 def merge_numerics(lock: Lock, other: Lock) -> Lock:
-    """`lock` (the machine's own numerics) with `other`'s verdicts (the same claims under the second numerics): a
-    claim whose verdicts differ is shown as FRAGILE."""
+    """`lock` (its numbers kept) with `other`'s verdicts (the same claims under other numerics: ATen's scalar kernels,
+    or another machine's): a claim whose verdicts differ anywhere is shown as FRAGILE."""
     claims = {}
     for cid, c in lock.claims.items():
         verdicts = {**c.verdicts}

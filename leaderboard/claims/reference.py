@@ -66,7 +66,7 @@ class Lock:
     wall_s: float = 0.0          # the paper's runs, each once (claims share cells)
     cpu_s: float | None = None
     numerics: str | None = None  # bench.numerics.fingerprint() of the machine, every cell on one thread
-    other_numerics: str | None = None  # the fingerprint of the second run (ATEN_CPU_CAPABILITY=default), if made
+    other_numerics: str | None = None  # the last fingerprint whose verdicts were added (scalar kernels, another CPU)
     inputs: str | None = None    # paper_inputs(): the digest of what the verdicts depend on, when locked
 
     @property
